@@ -1,0 +1,44 @@
+//! The command line: clap types only; each subcommand lives in its own file.
+
+mod generate;
+mod run;
+mod schemas;
+mod status;
+
+use clap::{Parser, Subcommand};
+
+/// Incremental crawl-snapshot statistics: discovery of new content, change and
+/// freshness, ephemeral content sources (ECHO) and RankMass, written as Parquet.
+#[derive(Debug, Parser)]
+#[command(name = "webevo", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write a synthetic crawl directory (an evolving web) with its true parameters.
+    Generate(generate::Args),
+    /// Process every snapshot of the input that the output has not committed yet.
+    Run(run::Args),
+    /// Write (or check) schemas/<table>.json from the code's table definitions.
+    Schemas(schemas::Args),
+    /// Show what an output directory holds (and finish an interrupted commit).
+    Status(status::Args),
+}
+
+/// Runs the command line `args` (including the program name).
+pub fn run<I, T>(args: I) -> anyhow::Result<()>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = Cli::try_parse_from(args)?;
+    match cli.command {
+        Command::Generate(a) => generate::main(a),
+        Command::Run(a) => run::main(a),
+        Command::Schemas(a) => schemas::main(a),
+        Command::Status(a) => status::main(a),
+    }
+}

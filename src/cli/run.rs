@@ -1,0 +1,47 @@
+//! `webevo run`.
+
+use std::path::PathBuf;
+
+use crate::job::{Cluster, Job};
+use crate::run::{run, RunRequest};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The crawl directory (see the README's input format).
+    #[arg(long)]
+    input: PathBuf,
+    /// The output directory; created if absent, continued if present.
+    #[arg(long)]
+    output: PathBuf,
+    /// The job file naming the analyses and their parameters.
+    #[arg(long, default_value = "jobs/all.toml")]
+    job: PathBuf,
+    /// Worker threads per process.
+    #[arg(short = 'w', long = "workers", default_value_t = 1)]
+    workers: usize,
+    /// Number of processes (each started with its own -p).
+    #[arg(short = 'n', long = "processes", default_value_t = 1)]
+    processes: usize,
+    /// This process's index, from 0.
+    #[arg(short = 'p', long = "process", default_value_t = 0)]
+    process: usize,
+    /// File of host:port lines, one per process (default: localhost:2101, 2102, ...).
+    #[arg(long)]
+    hostfile: Option<PathBuf>,
+    /// No progress output.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn main(args: Args) -> anyhow::Result<()> {
+    let job = Job::load(&args.job)?;
+    let cluster = Cluster::new(args.workers, args.processes, args.process, args.hostfile.as_deref())?;
+    run(&RunRequest {
+        input: args.input,
+        output: args.output,
+        job,
+        cluster,
+        progress: !args.quiet,
+    })?;
+    Ok(())
+}

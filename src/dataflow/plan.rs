@@ -1,0 +1,89 @@
+//! What one run does (shared by all workers) and what each worker reports back.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::ingest::crawl_dir::SnapshotInput;
+use crate::ingest::OddRows;
+use crate::job::Job;
+use crate::model::{Seq, SnapshotMeta};
+
+/// A run's plan; every process derives the same plan from the same input and output.
+#[derive(Debug)]
+pub struct RunPlan {
+    /// Name of the staging area, the same in every process.
+    pub run: String,
+    /// The snapshots to process, in order.
+    pub snapshots: Vec<SnapshotInput>,
+    /// The last committed snapshot, whose state the run starts from.
+    pub restore: Option<Seq>,
+    /// Every snapshot known to the output: committed ones and this run's.
+    pub metas: BTreeMap<Seq, SnapshotMeta>,
+    /// Where workers write (`OUT/_staging/<run>`).
+    pub staging: PathBuf,
+    /// The committed state to restore from (`OUT/_state`).
+    pub state_dir: PathBuf,
+    pub job: Job,
+}
+
+impl RunPlan {
+    /// The dataflow's epochs: the restore epoch (if any), then the new snapshots.
+    pub fn epochs(&self) -> Vec<Seq> {
+        self.restore
+            .into_iter()
+            .chain(self.snapshots.iter().map(|s| s.meta.seq))
+            .collect()
+    }
+
+    /// Whether tables are written at `seq` (not at the restore epoch).
+    pub fn writes(&self, seq: Seq) -> bool {
+        Some(seq) != self.restore
+    }
+
+    pub fn meta(&self, seq: Seq) -> &SnapshotMeta {
+        &self.metas[&seq]
+    }
+
+    /// The staging directory of a table, or of one of its partitions.
+    pub fn table_dir(&self, table: &str, seq: Option<Seq>) -> PathBuf {
+        let dir = self.staging.join(table);
+        match seq {
+            Some(s) => dir.join(format!("snapshot={s}")),
+            None => dir,
+        }
+    }
+
+    pub fn staged_state_dir(&self) -> PathBuf {
+        self.staging.join(crate::output::commit::STATE)
+    }
+
+    pub fn worker_log_path(&self, index: usize) -> PathBuf {
+        worker_log_path(&self.staging, index)
+    }
+}
+
+pub fn worker_log_path(staging: &Path, index: usize) -> PathBuf {
+    staging.join("_workers").join(format!("worker-{index:05}.json"))
+}
+
+/// What one worker did, written to the staging area for process 0 to merge.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WorkerLog {
+    pub index: usize,
+    /// Fatal problems with the input (exit code 2); any one prevents the commit.
+    pub input_errors: Vec<String>,
+    /// Other fatal problems; any one prevents the commit.
+    pub errors: Vec<String>,
+    pub odd: BTreeMap<Seq, OddRows>,
+    pub rows: BTreeMap<String, u64>,
+    pub pages_read: u64,
+    pub links_read: u64,
+}
+
+impl WorkerLog {
+    pub fn error(&mut self, e: impl std::fmt::Display) {
+        self.errors.push(e.to_string());
+    }
+}

@@ -1,0 +1,75 @@
+//! Writing a collection as a per-snapshot table: each worker its own part file.
+
+use differential_dataflow::consolidation::consolidate;
+use differential_dataflow::{Data, VecCollection};
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::Stream;
+
+use crate::dataflow::WorkerCtx;
+use crate::model::Seq;
+use crate::output::batch::{RowContext, TableRow};
+use crate::output::parquet::{part_path, write_rows};
+
+/// Writes the accumulated contents of `rows` at every snapshot to
+/// `<table>/snapshot=<seq>/part-<worker>.parquet` in the staging area, sorted.
+///
+/// Returns an empty stream whose frontier passes a snapshot once its file is
+/// written, for the run's probe.
+pub fn write_table<'s, R>(rows: VecCollection<'s, Seq, R>, ctx: &WorkerCtx) -> Stream<'s, Seq, Vec<()>>
+where
+    R: TableRow + Data,
+{
+    let ctx = ctx.clone();
+    let table = R::TABLE.name;
+    rows.inner
+        .unary_frontier::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, &format!("Write_{table}"), move |cap, _info| {
+            let epochs = ctx.plan.epochs();
+            let mut cap = Some(cap);
+            let mut next = 0;
+            let mut pending: Vec<(R, Seq, isize)> = Vec::new();
+            // The table's accumulated rows on this worker.
+            let mut current: Vec<(R, isize)> = Vec::new();
+            move |(input, frontier), _output| {
+                input.for_each(|_cap, data| pending.append(data));
+                while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
+                    let t = epochs[next];
+                    let (now, later): (Vec<_>, Vec<_>) = pending.drain(..).partition(|(_, time, _)| *time <= t);
+                    pending = later;
+                    current.extend(now.into_iter().map(|(r, _, d)| (r, d)));
+                    consolidate(&mut current);
+                    if ctx.plan.writes(t) {
+                        write_snapshot(&ctx, table, t, &current);
+                    }
+                    next += 1;
+                    match (&mut cap, epochs.get(next)) {
+                        (Some(c), Some(n)) => c.downgrade(n),
+                        _ => cap = None,
+                    }
+                }
+            }
+        })
+}
+
+fn write_snapshot<R: TableRow>(ctx: &WorkerCtx, table: &str, t: Seq, current: &[(R, isize)]) {
+    let mut log = ctx.log.borrow_mut();
+    if let Some((_, d)) = current.iter().find(|(_, d)| *d < 0) {
+        log.error(format!("internal error: table {table} holds a row {d} times at snapshot {t}"));
+        return;
+    }
+    if current.is_empty() {
+        return;
+    }
+    let rows = current
+        .iter()
+        .flat_map(|(r, d)| std::iter::repeat_n(r, *d as usize));
+    let path = part_path(&ctx.plan.table_dir(table, Some(t)), ctx.index);
+    let rc = RowContext {
+        snapshot: Some(ctx.plan.meta(t)),
+    };
+    match write_rows(&path, rows, &rc, &ctx.plan.job.write) {
+        Ok(n) => *log.rows.entry(table.to_string()).or_default() += n,
+        Err(e) => log.error(e),
+    }
+}

@@ -1,0 +1,52 @@
+//! The foundation statistics every analysis reuses: per-host and per-snapshot counts.
+
+use differential_dataflow::VecCollection;
+
+use crate::model::{HostFact, HostId, HostKey, Seq};
+use crate::output::rows::{HostCounts, HostSnapshotRow, SnapshotRow};
+
+/// Returns `(host, row)` for every host the snapshot crawled: its fact counts
+/// (accumulated from the ledger's deltas) with its name.
+pub fn host_snapshots<'s>(
+    facts: VecCollection<'s, Seq, HostKey<HostFact>>,
+    names: VecCollection<'s, Seq, (HostId, String)>,
+) -> VecCollection<'s, Seq, (HostId, HostSnapshotRow)> {
+    // A host's facts arrive as a handful of (fact, count) values: O(1) per host.
+    facts
+        .map(|k| (k.host, k.key))
+        .reduce_named("HostCounts", |_host, input, output| {
+            let mut counts = HostCounts::default();
+            for (fact, n) in input {
+                counts.add(**fact, *n as i64);
+            }
+            if counts.crawled() {
+                output.push((counts, 1isize));
+            }
+        })
+        .join_map(names, |host, counts, name| {
+            (
+                *host,
+                HostSnapshotRow {
+                    host: name.clone(),
+                    counts: *counts,
+                },
+            )
+        })
+}
+
+/// Returns the snapshot's single row of sums over hosts.
+///
+/// Only per-host aggregates travel to the one worker that sums them, never pages
+/// or links.
+pub fn snapshot_totals<'s>(hosts: VecCollection<'s, Seq, HostCounts>) -> VecCollection<'s, Seq, SnapshotRow> {
+    hosts
+        .map(|counts| ((), counts))
+        .reduce_named("SnapshotTotals", |_unit, input, output| {
+            let mut row = SnapshotRow::default();
+            for (counts, n) in input {
+                row.add(counts, *n as i64);
+            }
+            output.push((row, 1isize));
+        })
+        .map(|((), row)| row)
+}

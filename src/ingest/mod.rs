@@ -1,0 +1,200 @@
+//! Reading crawl directories into typed, interned records.
+//!
+//! Workers split every snapshot's files (Parquet row groups round-robin, whole text
+//! files by a salt) and turn rows into [`Record`]s, which the dataflow then routes by
+//! host. Fatal problems (a page URL that cannot be parsed, a malformed cell) become an
+//! [`InputError`]; merely odd rows are counted in [`OddRows`] and skipped.
+
+pub mod crawl_dir;
+pub mod table;
+pub mod url;
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+use crate::model::{digest_hash, route, HostId, Micros, PageId};
+use crate::state::StateRecord;
+use crawl_dir::SnapshotInput;
+use table::Share;
+use url::{normalize, NormalUrl};
+
+/// A normalized URL with its interned ids, as records carry it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct UrlText {
+    pub url: String,
+    pub host_start: u32,
+    pub host_end: u32,
+}
+
+impl UrlText {
+    pub fn host(&self) -> &str {
+        &self.url[self.host_start as usize..self.host_end as usize]
+    }
+}
+
+impl From<NormalUrl> for UrlText {
+    fn from(n: NormalUrl) -> Self {
+        UrlText {
+            url: n.url,
+            host_start: n.host_start,
+            host_end: n.host_end,
+        }
+    }
+}
+
+/// One fetched page of a snapshot.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PageObs {
+    pub host: HostId,
+    pub page: PageId,
+    pub url: UrlText,
+    pub fetch_time: Micros,
+    pub status: Option<i32>,
+    /// [`digest_hash`] of the content digest, 0 when none was recorded.
+    pub digest: u64,
+}
+
+/// One link row of a snapshot (self-links and unparsable ends already dropped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct LinkObs {
+    pub src_host: HostId,
+    pub src: PageId,
+    pub dst: PageId,
+    pub dst_host: HostId,
+}
+
+/// A page named by a link, so its host's ledger learns that it exists.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Mention {
+    pub host: HostId,
+    pub page: PageId,
+    pub url: UrlText,
+}
+
+/// Everything the ledger receives, routed by [`Record::host`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Record {
+    Page(PageObs),
+    Link(LinkObs),
+    Mention(Mention),
+    /// Ledger state persisted by an earlier run.
+    Restore(StateRecord),
+}
+
+impl Record {
+    pub fn host(&self) -> HostId {
+        match self {
+            Record::Page(p) => p.host,
+            Record::Link(l) => l.src_host,
+            Record::Mention(m) => m.host,
+            Record::Restore(s) => s.host(),
+        }
+    }
+
+    /// The exchange routing hash (see [`route`]).
+    pub fn route(&self) -> u64 {
+        route(self.host())
+    }
+}
+
+/// Rows skipped as odd, not fatal; reported in the run summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OddRows {
+    pub self_links: u64,
+    pub unparsable_link_urls: u64,
+    pub duplicate_links: u64,
+    pub duplicate_pages: u64,
+}
+
+impl OddRows {
+    pub fn add(&mut self, other: &OddRows) {
+        self.self_links += other.self_links;
+        self.unparsable_link_urls += other.unparsable_link_urls;
+        self.duplicate_links += other.duplicate_links;
+        self.duplicate_pages += other.duplicate_pages;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.self_links + self.unparsable_link_urls + self.duplicate_links + self.duplicate_pages
+    }
+}
+
+/// Counts of what one worker read from one snapshot.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadCounts {
+    pub pages: u64,
+    pub links: u64,
+}
+
+/// Reads this worker's share of `snap`, handing records to `emit`.
+pub fn read_snapshot(
+    snap: &SnapshotInput,
+    share: Share,
+    odd: &mut OddRows,
+    emit: &mut dyn FnMut(Record),
+) -> Result<ReadCounts, InputError> {
+    let mut counts = ReadCounts::default();
+    let salt = snap.meta.seq as usize;
+    table::read_rows(&snap.pages, share, salt, |row| {
+        let raw = row.text(0)?.ok_or("url is empty")?;
+        let url = normalize(raw).map_err(|p| format!("page URL {raw:?}: {p}"))?;
+        let fetch_time = row.time(1)?.unwrap_or(snap.meta.time);
+        let status = row
+            .int(2)?
+            .map(|s| i32::try_from(s).ok().filter(|s| (0..1000).contains(s)).ok_or(format!("status {s} is not an HTTP status")))
+            .transpose()?;
+        let digest = row.text(3)?.map(digest_hash).unwrap_or(0);
+        let url = UrlText::from(url);
+        emit(Record::Page(PageObs {
+            host: HostId::of(url.host()),
+            page: PageId::of(&url.url),
+            url,
+            fetch_time,
+            status,
+            digest,
+        }));
+        counts.pages += 1;
+        Ok(())
+    })?;
+    let Some(links) = &snap.links else {
+        return Ok(counts);
+    };
+    // Each distinct endpoint is announced once per worker and snapshot.
+    let mut announced: HashSet<PageId, foldhash::fast::FixedState> = HashSet::default();
+    table::read_rows(links, share, salt + 1, |row| {
+        let count = row.int(2)?.unwrap_or(1);
+        if count < 1 {
+            return Err(format!("link count {count} is not positive"));
+        }
+        let (Some(src), Some(dst)) = (row.text(0)?, row.text(1)?) else {
+            return Err("src and dst must not be empty".into());
+        };
+        let (Ok(src), Ok(dst)) = (normalize(src), normalize(dst)) else {
+            odd.unparsable_link_urls += 1;
+            return Ok(());
+        };
+        let (src, dst) = (UrlText::from(src), UrlText::from(dst));
+        let (src_id, dst_id) = (PageId::of(&src.url), PageId::of(&dst.url));
+        if src_id == dst_id {
+            odd.self_links += 1;
+            return Ok(());
+        }
+        let (src_host, dst_host) = (HostId::of(src.host()), HostId::of(dst.host()));
+        for (host, page, url) in [(src_host, src_id, src), (dst_host, dst_id, dst)] {
+            if announced.insert(page) {
+                emit(Record::Mention(Mention { host, page, url }));
+            }
+        }
+        emit(Record::Link(LinkObs {
+            src_host,
+            src: src_id,
+            dst: dst_id,
+            dst_host,
+        }));
+        counts.links += 1;
+        Ok(())
+    })?;
+    Ok(counts)
+}

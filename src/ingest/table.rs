@@ -1,0 +1,422 @@
+//! Reading the rows of one input table, Parquet or TSV, as typed cells.
+//!
+//! Each table kind declares its columns once ([`TableKind::columns`]); readers look
+//! columns up by name in the Parquet schema or the TSV header and hand rows to a
+//! callback as a [`Row`], whose accessors parse cells into the logical type. A cell
+//! the callback rejects becomes an [`InputError`] naming file and row or line.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Int16Type, Int32Type, Int64Type, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType, UInt32Type, UInt64Type,
+};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{DataType, TimeUnit};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+
+use crate::error::{InputError, Position};
+use crate::ingest::crawl_dir::{parse_time, FileFormat, InputFile};
+use crate::model::Micros;
+
+/// The kinds of input table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableKind {
+    Pages,
+    Links,
+    Clicks,
+    Trust,
+}
+
+/// The logical type of an input column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellType {
+    Text,
+    Int,
+    /// Unix seconds, RFC 3339 text, or a Parquet timestamp.
+    Time,
+    Float,
+}
+
+/// One declared input column.
+#[derive(Clone, Copy, Debug)]
+pub struct InputColumn {
+    pub name: &'static str,
+    pub required: bool,
+    pub cell: CellType,
+}
+
+const fn col(name: &'static str, required: bool, cell: CellType) -> InputColumn {
+    InputColumn { name, required, cell }
+}
+
+use CellType::{Float, Int, Text, Time};
+const PAGES_COLUMNS: &[InputColumn] = &[
+    col("url", true, Text),
+    col("fetch_time", false, Time),
+    col("status", false, Int),
+    col("digest", false, Text),
+];
+const LINKS_COLUMNS: &[InputColumn] = &[col("src", true, Text), col("dst", true, Text), col("count", false, Int)];
+const CLICKS_COLUMNS: &[InputColumn] = &[col("url", true, Text), col("time", true, Time), col("clicks", true, Int)];
+const TRUST_COLUMNS: &[InputColumn] = &[col("url", true, Text), col("weight", true, Float)];
+
+impl TableKind {
+    /// The columns of this table, in the order [`Row`] indexes them.
+    pub fn columns(self) -> &'static [InputColumn] {
+        match self {
+            TableKind::Pages => PAGES_COLUMNS,
+            TableKind::Links => LINKS_COLUMNS,
+            TableKind::Clicks => CLICKS_COLUMNS,
+            TableKind::Trust => TRUST_COLUMNS,
+        }
+    }
+}
+
+/// Checks that `file` can be opened and has every required column with a usable type.
+pub fn check_columns(file: &InputFile) -> Result<(), InputError> {
+    match file.format {
+        FileFormat::Parquet => {
+            let builder = parquet_builder(&file.path)?;
+            parquet_columns(file, builder.schema().as_ref()).map(|_| ())
+        }
+        FileFormat::Tsv | FileFormat::TsvGz => {
+            let mut lines = open_text(&file.path, file.format)?;
+            let header = read_header(&file.path, &mut lines)?;
+            tsv_columns(file, &header).map(|_| ())
+        }
+    }
+}
+
+/// Which part of a file one worker reads.
+#[derive(Clone, Copy, Debug)]
+pub struct Share {
+    pub index: usize,
+    pub peers: usize,
+}
+
+impl Share {
+    /// Whether this worker reads the unit (row group or whole text file) numbered `unit`.
+    fn takes(&self, unit: usize) -> bool {
+        unit % self.peers == self.index
+    }
+}
+
+/// Reads this worker's share of `file`: Parquet row groups `g` with
+/// `g % peers == index`, or the whole of a text file if `salt % peers == index`
+/// (text files cannot be split, gzip least of all). `visit` gets each row and may
+/// reject it with a problem description.
+pub fn read_rows(
+    file: &InputFile,
+    share: Share,
+    salt: usize,
+    mut visit: impl FnMut(&Row) -> Result<(), String>,
+) -> Result<(), InputError> {
+    match file.format {
+        FileFormat::Parquet => read_parquet(file, share, &mut visit),
+        FileFormat::Tsv | FileFormat::TsvGz => {
+            if share.takes(salt) {
+                read_tsv(file, &mut visit)
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One input row; cells are indexed by the table's declared column order.
+pub enum Row<'a> {
+    Arrow { columns: &'a [Option<ArrayRef>], row: usize },
+    Tsv { fields: &'a [&'a str], map: &'a [Option<usize>] },
+}
+
+impl Row<'_> {
+    /// A text cell; empty TSV fields and nulls are `None`.
+    pub fn text(&self, col: usize) -> Result<Option<&str>, String> {
+        match self {
+            Row::Tsv { fields, map } => Ok(map[col].map(|i| fields[i]).filter(|s| !s.is_empty())),
+            Row::Arrow { columns, row } => {
+                let Some(a) = &columns[col] else { return Ok(None) };
+                if a.is_null(*row) {
+                    return Ok(None);
+                }
+                Ok(Some(match a.data_type() {
+                    DataType::Utf8 => a.as_string::<i32>().value(*row),
+                    DataType::LargeUtf8 => a.as_string::<i64>().value(*row),
+                    DataType::Utf8View => a.as_string_view().value(*row),
+                    DataType::Binary => std::str::from_utf8(a.as_binary::<i32>().value(*row))
+                        .map_err(|_| "text is not valid UTF-8".to_string())?,
+                    other => return Err(format!("unsupported text column type {other}")),
+                }))
+            }
+        }
+    }
+
+    /// An integer cell.
+    pub fn int(&self, col: usize) -> Result<Option<i64>, String> {
+        match self {
+            Row::Tsv { .. } => match self.text(col)? {
+                None => Ok(None),
+                Some(s) => s
+                    .trim()
+                    .parse::<i64>()
+                    .map(Some)
+                    .map_err(|_| format!("{s:?} is not an integer")),
+            },
+            Row::Arrow { columns, row } => {
+                let Some(a) = &columns[col] else { return Ok(None) };
+                if a.is_null(*row) {
+                    return Ok(None);
+                }
+                let r = *row;
+                Ok(Some(match a.data_type() {
+                    DataType::Int64 => a.as_primitive::<Int64Type>().value(r),
+                    DataType::Int32 => a.as_primitive::<Int32Type>().value(r) as i64,
+                    DataType::Int16 => a.as_primitive::<Int16Type>().value(r) as i64,
+                    DataType::UInt32 => a.as_primitive::<UInt32Type>().value(r) as i64,
+                    DataType::UInt64 => i64::try_from(a.as_primitive::<UInt64Type>().value(r))
+                        .map_err(|_| "integer out of range".to_string())?,
+                    other => return Err(format!("unsupported integer column type {other}")),
+                }))
+            }
+        }
+    }
+
+    /// A float cell.
+    pub fn float(&self, col: usize) -> Result<Option<f64>, String> {
+        match self {
+            Row::Tsv { .. } => match self.text(col)? {
+                None => Ok(None),
+                Some(s) => s
+                    .trim()
+                    .parse::<f64>()
+                    .map(Some)
+                    .map_err(|_| format!("{s:?} is not a number")),
+            },
+            Row::Arrow { columns, row } => {
+                let Some(a) = &columns[col] else { return Ok(None) };
+                if a.is_null(*row) {
+                    return Ok(None);
+                }
+                match a.data_type() {
+                    DataType::Float64 => Ok(Some(a.as_primitive::<arrow_array::types::Float64Type>().value(*row))),
+                    DataType::Float32 => Ok(Some(
+                        a.as_primitive::<arrow_array::types::Float32Type>().value(*row) as f64,
+                    )),
+                    _ => self.int(col).map(|v| v.map(|v| v as f64)),
+                }
+            }
+        }
+    }
+
+    /// A time cell in microseconds: a Parquet timestamp, unix seconds, or RFC 3339.
+    pub fn time(&self, col: usize) -> Result<Option<Micros>, String> {
+        if let Row::Arrow { columns, row } = self {
+            if let Some(a) = &columns[col] {
+                if a.is_null(*row) {
+                    return Ok(None);
+                }
+                let r = *row;
+                match a.data_type() {
+                    DataType::Timestamp(unit, _) => {
+                        return Ok(Some(match unit {
+                            TimeUnit::Second => a.as_primitive::<TimestampSecondType>().value(r) * 1_000_000,
+                            TimeUnit::Millisecond => a.as_primitive::<TimestampMillisecondType>().value(r) * 1_000,
+                            TimeUnit::Microsecond => a.as_primitive::<TimestampMicrosecondType>().value(r),
+                            TimeUnit::Nanosecond => a.as_primitive::<TimestampNanosecondType>().value(r) / 1_000,
+                        }))
+                    }
+                    DataType::Int64 | DataType::Int32 => {
+                        return self.int(col).map(|v| v.map(|s| s.saturating_mul(1_000_000)))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        match self.text(col)? {
+            None => Ok(None),
+            Some(s) => parse_time(s).map(Some),
+        }
+    }
+}
+
+fn cell_accepts(cell: CellType, dt: &DataType) -> bool {
+    use DataType::*;
+    let text = matches!(dt, Utf8 | LargeUtf8 | Utf8View | Binary);
+    let int = matches!(dt, Int64 | Int32 | Int16 | UInt32 | UInt64);
+    match cell {
+        CellType::Text => text,
+        CellType::Int => int,
+        CellType::Float => int || matches!(dt, Float64 | Float32),
+        CellType::Time => text || matches!(dt, Int64 | Int32 | Timestamp(_, _)),
+    }
+}
+
+fn parquet_builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, InputError> {
+    let f = File::open(path).map_err(|e| InputError::io(path, e))?;
+    ParquetRecordBatchReaderBuilder::try_new(f)
+        .map_err(|e| InputError::file(path, format!("not a readable Parquet file: {e}")))
+}
+
+/// Maps the declared columns to Parquet root column indices, checking types.
+fn parquet_columns(file: &InputFile, schema: &arrow_schema::Schema) -> Result<Vec<Option<usize>>, InputError> {
+    file.kind
+        .columns()
+        .iter()
+        .map(|c| match schema.index_of(c.name) {
+            Ok(i) => {
+                let dt = schema.field(i).data_type();
+                if cell_accepts(c.cell, dt) {
+                    Ok(Some(i))
+                } else {
+                    Err(InputError::file(
+                        &file.path,
+                        format!("column {} has type {dt}, expected {:?}", c.name, c.cell),
+                    ))
+                }
+            }
+            Err(_) if c.required => Err(missing_column(file, c.name)),
+            Err(_) => Ok(None),
+        })
+        .collect()
+}
+
+fn missing_column(file: &InputFile, name: &str) -> InputError {
+    let all: Vec<&str> = file.kind.columns().iter().map(|c| c.name).collect();
+    InputError::file(
+        &file.path,
+        format!("missing required column {name:?} (the {:?} table has columns {all:?})", file.kind),
+    )
+}
+
+fn read_parquet(
+    file: &InputFile,
+    share: Share,
+    visit: &mut dyn FnMut(&Row) -> Result<(), String>,
+) -> Result<(), InputError> {
+    let builder = parquet_builder(&file.path)?;
+    let map = parquet_columns(file, builder.schema().as_ref())?;
+    let groups: Vec<usize> = (0..builder.metadata().num_row_groups())
+        .filter(|g| share.takes(*g))
+        .collect();
+    // File row number of each row group's first row, so errors name exact rows.
+    let mut starts = Vec::new();
+    let mut rows_in = Vec::new();
+    let mut acc = 0u64;
+    for rg in builder.metadata().row_groups() {
+        starts.push(acc);
+        rows_in.push(rg.num_rows() as u64);
+        acc += rg.num_rows() as u64;
+    }
+    let mask = ProjectionMask::roots(builder.parquet_schema(), map.iter().flatten().copied());
+    let reader = builder
+        .with_row_groups(groups.clone())
+        .with_projection(mask)
+        .with_batch_size(8192)
+        .build()
+        .map_err(|e| InputError::file(&file.path, e.to_string()))?;
+    let mut group_iter = groups.iter();
+    let mut group_left = 0u64;
+    let mut row_no = 0u64;
+    for batch in reader {
+        let batch: RecordBatch = batch.map_err(|e| InputError::file(&file.path, format!("cannot decode: {e}")))?;
+        let columns: Vec<Option<ArrayRef>> = file
+            .kind
+            .columns()
+            .iter()
+            .map(|c| batch.column_by_name(c.name).cloned())
+            .collect();
+        for row in 0..batch.num_rows() {
+            while group_left == 0 {
+                let g = *group_iter.next().expect("the reader returned more rows than its row groups hold");
+                row_no = starts[g];
+                group_left = rows_in[g];
+            }
+            visit(&Row::Arrow { columns: &columns, row })
+                .map_err(|p| InputError::at(&file.path, Position::Row(row_no), p))?;
+            row_no += 1;
+            group_left -= 1;
+        }
+    }
+    Ok(())
+}
+
+type Lines = Box<dyn BufRead>;
+
+fn open_text(path: &Path, format: FileFormat) -> Result<Lines, InputError> {
+    let f = File::open(path).map_err(|e| InputError::io(path, e))?;
+    let r: Box<dyn Read> = match format {
+        FileFormat::TsvGz => Box::new(flate2::read::MultiGzDecoder::new(f)),
+        _ => Box::new(f),
+    };
+    Ok(Box::new(BufReader::with_capacity(1 << 16, r)))
+}
+
+/// Reads one line without its terminator; `None` at end of file.
+fn next_line(path: &Path, lines: &mut Lines, buf: &mut Vec<u8>, line_no: u64) -> Result<Option<()>, InputError> {
+    buf.clear();
+    let n = lines
+        .read_until(b'\n', buf)
+        .map_err(|e| InputError::at(path, Position::Line(line_no), format!("cannot read: {e}")))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    while matches!(buf.last(), Some(b'\n' | b'\r')) {
+        buf.pop();
+    }
+    Ok(Some(()))
+}
+
+fn read_header(path: &Path, lines: &mut Lines) -> Result<Vec<String>, InputError> {
+    let mut buf = Vec::new();
+    next_line(path, lines, &mut buf, 1)?
+        .ok_or_else(|| InputError::at(path, Position::Line(1), "empty file: expected a header row"))?;
+    let text = std::str::from_utf8(&buf)
+        .map_err(|_| InputError::at(path, Position::Line(1), "header is not valid UTF-8"))?;
+    Ok(text.split('\t').map(|s| s.trim().to_string()).collect())
+}
+
+fn tsv_columns(file: &InputFile, header: &[String]) -> Result<Vec<Option<usize>>, InputError> {
+    file.kind
+        .columns()
+        .iter()
+        .map(|c| match header.iter().position(|h| h == c.name) {
+            Some(i) => Ok(Some(i)),
+            None if c.required => Err(missing_column(file, c.name)),
+            None => Ok(None),
+        })
+        .collect()
+}
+
+fn read_tsv(file: &InputFile, visit: &mut dyn FnMut(&Row) -> Result<(), String>) -> Result<(), InputError> {
+    let path = &file.path;
+    let mut lines = open_text(path, file.format)?;
+    let header = read_header(path, &mut lines)?;
+    let map = tsv_columns(file, &header)?;
+    let mut buf = Vec::new();
+    let mut line_no = 1u64;
+    loop {
+        line_no += 1;
+        if next_line(path, &mut lines, &mut buf, line_no)?.is_none() {
+            return Ok(());
+        }
+        if buf.is_empty() {
+            continue;
+        }
+        let at = |p: String| InputError::at(path, Position::Line(line_no), p);
+        let text = std::str::from_utf8(&buf).map_err(|_| at("line is not valid UTF-8".into()))?;
+        let fields: Vec<&str> = text.split('\t').collect();
+        if fields.len() != header.len() {
+            return Err(at(format!(
+                "wrong number of fields: expected {} (as in the header), found {}",
+                header.len(),
+                fields.len()
+            )));
+        }
+        visit(&Row::Tsv { fields: &fields, map: &map }).map_err(at)?;
+    }
+}

@@ -1,0 +1,435 @@
+//! The ledger: per-host page and link histories, turned into per-snapshot deltas.
+//!
+//! Each worker owns the ledger of the hosts routed to it. For every snapshot it folds
+//! the snapshot's records into per-page summaries (first and last seen, observations,
+//! changes, alive) and compares the snapshot with the previous one, emitting only
+//! what changed as differential updates: per-host fact counts (pages fetched and
+//! known, links) move by their deltas, and the snapshot's events (new, gone and
+//! changed pages, new and removed links, new hosts) are inserted at the snapshot and
+//! retracted at the next one. Downstream work is therefore proportional to the
+//! change, and the ledger's own cost to the snapshot it reads.
+//!
+//! Semantics the analyses rely on (see the README's input section):
+//! - Known pages `K_t`: fetched at `t` or named by a link of `t`.
+//! - New page at `t`: fetched at `t` and in no `K_s`, `s < t`.
+//! - Alive pages: a full snapshot's alive set is what it fetched; a partial snapshot
+//!   adds what it fetched to the previous alive set. A full snapshot's gone pages are
+//!   the previously alive pages it did not fetch; a partial snapshot has none.
+//! - Links `E_t`: a full snapshot's links are those it lists. A partial snapshot
+//!   replaces the outlinks of the pages it covers (fetched, or listed as a link
+//!   source) and keeps the previous outlinks of every other page.
+//! - Changed page: its digest differs from its previous observation's (both known).
+//! - New host: has fetched pages at `t`, and none of its pages was known before `t`.
+//!
+//! # Memory
+//! Per known page one [`PageState`] (about 150 bytes with its URL), per link of the
+//! last snapshot one [`LinkKey`] (32 bytes), plus the snapshot being processed.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ingest::{LinkObs, OddRows, PageObs, Record, UrlText};
+use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
+use crate::state::StateRecord;
+
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+
+/// What the ledger knows about one page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageState {
+    pub url: UrlText,
+    pub host: HostId,
+    pub first_seen: Seq,
+    pub last_seen: Seq,
+    pub first_fetched: Option<Seq>,
+    pub last_fetched: Option<Seq>,
+    pub first_fetch_time: Option<Micros>,
+    pub last_fetch_time: Option<Micros>,
+    pub observations: u32,
+    pub changes: u32,
+    /// Digest hash of the last observation; 0 when it had none.
+    pub last_digest: u64,
+    pub last_status: Option<i32>,
+    pub alive: bool,
+}
+
+/// What the ledger knows about one host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostState {
+    pub name: String,
+    pub first_seen: Seq,
+}
+
+/// A link of the last snapshot; ordered by source, then destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct LinkKey {
+    pub src: PageId,
+    pub dst: PageId,
+    pub src_host: HostId,
+    pub dst_host: HostId,
+}
+
+impl From<LinkObs> for LinkKey {
+    fn from(l: LinkObs) -> Self {
+        LinkKey {
+            src: l.src,
+            dst: l.dst,
+            src_host: l.src_host,
+            dst_host: l.dst_host,
+        }
+    }
+}
+
+/// The ledger's output records, as differential data.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum LedgerOut {
+    /// A counted fact of a host; the update's diff is the count.
+    Fact(HostKey<HostFact>),
+    /// A host's name, inserted once when the host becomes known.
+    HostName(HostKey<String>),
+}
+
+/// One worker's ledger.
+#[derive(Default)]
+pub struct Ledger {
+    pages: FastMap<PageId, PageState>,
+    hosts: FastMap<HostId, HostState>,
+    /// `E` of the last snapshot, sorted.
+    links: Vec<LinkKey>,
+    /// `F`, `K` and the alive set of the last snapshot, sorted.
+    fetched: Vec<PageId>,
+    known: Vec<PageId>,
+    alive: Vec<PageId>,
+    /// Event facts emitted at the last snapshot (retracted at the next).
+    events: Vec<(HostKey<HostFact>, i64)>,
+    last: Option<Seq>,
+    /// Odd rows only the ledger can see (duplicates split across workers).
+    pub odd: OddRows,
+}
+
+/// Accumulates fact deltas of one snapshot.
+#[derive(Default)]
+struct Deltas(FastMap<HostKey<HostFact>, i64>);
+
+impl Deltas {
+    fn add(&mut self, host: HostId, fact: HostFact, delta: i64) {
+        *self.0.entry(HostKey { host, key: fact }).or_default() += delta;
+    }
+}
+
+impl Ledger {
+    /// The last snapshot folded in, if any.
+    pub fn last(&self) -> Option<Seq> {
+        self.last
+    }
+
+    /// Rebuilds the ledger from persisted state of snapshot `seq` and returns the
+    /// updates that make downstream collections hold that snapshot's state.
+    pub fn restore(&mut self, seq: Seq, records: Vec<StateRecord>) -> Vec<(LedgerOut, i64)> {
+        let mut out = Vec::new();
+        for rec in records {
+            match rec {
+                StateRecord::Page(id, st) => {
+                    self.pages.insert(id, st);
+                }
+                StateRecord::Host(id, st) => {
+                    out.push((LedgerOut::HostName(HostKey { host: id, key: st.name.clone() }), 1));
+                    self.hosts.insert(id, st);
+                }
+                StateRecord::Link(l) => self.links.push(l),
+                StateRecord::Event(k, c) => self.events.push((k, c)),
+            }
+        }
+        let mut deltas = Deltas::default();
+        for (id, st) in &self.pages {
+            if st.last_fetched == Some(seq) {
+                self.fetched.push(*id);
+                deltas.add(st.host, HostFact::Fetched, 1);
+            }
+            if st.last_seen == seq {
+                self.known.push(*id);
+                deltas.add(st.host, HostFact::Known, 1);
+            }
+            if st.alive {
+                self.alive.push(*id);
+            }
+        }
+        for l in &self.links {
+            deltas.add(l.src_host, HostFact::Link, 1);
+        }
+        for (k, c) in &self.events {
+            deltas.add(k.host, k.key, *c);
+        }
+        self.links.sort_unstable();
+        self.fetched.sort_unstable();
+        self.known.sort_unstable();
+        self.alive.sort_unstable();
+        self.events.sort_unstable();
+        self.last = Some(seq);
+        out.extend(finish(deltas));
+        out.sort_unstable();
+        out
+    }
+
+    /// Folds in snapshot `meta` and returns the differential updates at its time.
+    /// Fails on an id collision between two different URLs.
+    pub fn advance(&mut self, meta: &SnapshotMeta, records: Vec<Record>) -> Result<Vec<(LedgerOut, i64)>, String> {
+        let t = meta.seq;
+        let mut out = Vec::new();
+        let mut deltas = Deltas::default();
+        for (k, c) in std::mem::take(&mut self.events) {
+            deltas.add(k.host, k.key, -c);
+        }
+        let mut events = Deltas::default();
+
+        let mut pages = Vec::new();
+        let mut mentions = Vec::new();
+        let mut links = Vec::new();
+        for rec in records {
+            match rec {
+                Record::Page(p) => pages.push(p),
+                Record::Mention(m) => mentions.push(m),
+                Record::Link(l) => links.push(LinkKey::from(l)),
+                Record::Restore(_) => unreachable!("state records arrive only at the restore time"),
+            }
+        }
+
+        // Pages: one observation per page; of duplicates keep the latest fetch.
+        pages.sort_unstable_by(|a, b| (a.page, a.fetch_time, a.digest, a.status).cmp(&(b.page, b.fetch_time, b.digest, b.status)));
+        let before = pages.len();
+        pages.reverse();
+        pages.dedup_by_key(|p| p.page);
+        pages.reverse();
+        self.odd.duplicate_pages += (before - pages.len()) as u64;
+        let mut fetched = Vec::with_capacity(pages.len());
+        for obs in pages {
+            let host = obs.host;
+            let page = obs.page;
+            self.note_host(host, obs.url.host(), t, &mut out);
+            let st = self.page_entry(page, host, &obs.url, t)?;
+            observe(st, obs, t, &mut events);
+            fetched.push(page);
+        }
+
+        // Pages named by links become known.
+        mentions.sort_unstable_by_key(|m| m.page);
+        mentions.dedup_by_key(|m| m.page);
+        let mut known = fetched.clone();
+        for m in mentions {
+            self.note_host(m.host, m.url.host(), t, &mut out);
+            let st = self.page_entry(m.page, m.host, &m.url, t)?;
+            st.last_seen = t;
+            known.push(m.page);
+        }
+        known.sort_unstable();
+        known.dedup();
+
+        // New pages and new hosts.
+        let mut new_hosts = Vec::new();
+        for id in &fetched {
+            let st = &self.pages[id];
+            if st.first_seen == t {
+                events.add(st.host, HostFact::NewPage, 1);
+            }
+            if self.hosts[&st.host].first_seen == t {
+                new_hosts.push(st.host);
+            }
+        }
+        new_hosts.sort_unstable();
+        new_hosts.dedup();
+        for h in new_hosts {
+            events.add(h, HostFact::NewHost, 1);
+        }
+
+        self.advance_links(meta, links, &fetched, &mut deltas, &mut events);
+
+        // Fetched and known sets: count their deltas per host.
+        let pages_map = &self.pages;
+        let host_of = |id: &PageId| pages_map[id].host;
+        diff_sorted(&self.fetched, &fetched, |id, d| deltas.add(host_of(id), HostFact::Fetched, d));
+        diff_sorted(&self.known, &known, |id, d| deltas.add(host_of(id), HostFact::Known, d));
+
+        // Alive and gone pages.
+        let alive = if meta.partial {
+            let mut a = Vec::with_capacity(self.alive.len() + fetched.len());
+            merge_union(&self.alive, &fetched, &mut a);
+            a
+        } else {
+            diff_sorted(&self.alive, &fetched, |id, d| {
+                if d < 0 {
+                    let st = self.pages.get_mut(id).expect("alive pages are known");
+                    st.alive = false;
+                    events.add(st.host, HostFact::GonePage, 1);
+                }
+            });
+            fetched.clone()
+        };
+
+        self.fetched = fetched;
+        self.known = known;
+        self.alive = alive;
+        self.last = Some(t);
+        let mut ev: Vec<(HostKey<HostFact>, i64)> = events.0.into_iter().filter(|(_, c)| *c != 0).collect();
+        ev.sort_unstable();
+        for (k, c) in &ev {
+            deltas.add(k.host, k.key, *c);
+        }
+        self.events = ev;
+        out.extend(finish(deltas));
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// Replaces the link set and records link deltas and events.
+    fn advance_links(
+        &mut self,
+        meta: &SnapshotMeta,
+        mut links: Vec<LinkKey>,
+        fetched: &[PageId],
+        deltas: &mut Deltas,
+        events: &mut Deltas,
+    ) {
+        links.sort_unstable();
+        let before = links.len();
+        links.dedup();
+        self.odd.duplicate_links += (before - links.len()) as u64;
+        if meta.partial {
+            // Keep the outlinks of pages this snapshot did not cover.
+            let mut covered: Vec<PageId> = links.iter().map(|l| l.src).collect();
+            covered.extend_from_slice(fetched);
+            covered.sort_unstable();
+            covered.dedup();
+            links.extend(self.links.iter().filter(|l| covered.binary_search(&l.src).is_err()));
+            links.sort_unstable();
+        }
+        diff_sorted(&self.links, &links, |l, d| {
+            deltas.add(l.src_host, HostFact::Link, d);
+            let event = if d > 0 { HostFact::NewLink } else { HostFact::RemovedLink };
+            events.add(l.src_host, event, 1);
+        });
+        self.links = links;
+    }
+
+    fn note_host(&mut self, host: HostId, name: &str, t: Seq, out: &mut Vec<(LedgerOut, i64)>) {
+        self.hosts.entry(host).or_insert_with(|| {
+            out.push((LedgerOut::HostName(HostKey { host, key: name.to_string() }), 1));
+            HostState {
+                name: name.to_string(),
+                first_seen: t,
+            }
+        });
+    }
+
+    fn page_entry(&mut self, page: PageId, host: HostId, url: &UrlText, t: Seq) -> Result<&mut PageState, String> {
+        let st = self.pages.entry(page).or_insert_with(|| PageState {
+            url: url.clone(),
+            host,
+            first_seen: t,
+            last_seen: t,
+            first_fetched: None,
+            last_fetched: None,
+            first_fetch_time: None,
+            last_fetch_time: None,
+            observations: 0,
+            changes: 0,
+            last_digest: 0,
+            last_status: None,
+            alive: false,
+        });
+        if st.url.url != url.url {
+            return Err(format!(
+                "URL id collision: {:?} and {:?} hash to the same 64-bit id; please report this",
+                st.url.url, url.url
+            ));
+        }
+        Ok(st)
+    }
+
+    /// The state records that let a later run continue from here.
+    pub fn state_records(&self) -> impl Iterator<Item = StateRecord> + '_ {
+        let hosts = self.hosts.iter().map(|(h, s)| StateRecord::Host(*h, s.clone()));
+        let pages = self.pages.iter().map(|(p, s)| StateRecord::Page(*p, s.clone()));
+        let links = self.links.iter().map(|l| StateRecord::Link(*l));
+        let events = self.events.iter().map(|(k, c)| StateRecord::Event(*k, *c));
+        hosts.chain(pages).chain(links).chain(events)
+    }
+
+    /// Every known page with its host's name.
+    pub fn pages(&self) -> impl Iterator<Item = (&PageState, &str)> + '_ {
+        self.pages.values().map(|p| (p, self.hosts[&p.host].name.as_str()))
+    }
+}
+
+/// Folds one observation into a page's state.
+fn observe(st: &mut PageState, obs: PageObs, t: Seq, events: &mut Deltas) {
+    if st.last_digest != 0 && obs.digest != 0 && obs.digest != st.last_digest {
+        st.changes += 1;
+        events.add(st.host, HostFact::ChangedPage, 1);
+    }
+    st.last_digest = obs.digest;
+    st.observations += 1;
+    st.first_fetched.get_or_insert(t);
+    st.first_fetch_time.get_or_insert(obs.fetch_time);
+    st.last_fetched = Some(t);
+    st.last_fetch_time = Some(obs.fetch_time);
+    st.last_status = obs.status;
+    st.last_seen = t;
+    st.alive = true;
+}
+
+fn finish(deltas: Deltas) -> impl Iterator<Item = (LedgerOut, i64)> {
+    deltas
+        .0
+        .into_iter()
+        .filter(|(_, d)| *d != 0)
+        .map(|(k, d)| (LedgerOut::Fact(k), d))
+}
+
+/// Calls `f(x, -1)` for `x` only in `old` and `f(x, +1)` for `x` only in `new`;
+/// both slices sorted and free of duplicates.
+pub fn diff_sorted<T: Ord>(old: &[T], new: &[T], mut f: impl FnMut(&T, i64)) {
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() && j < new.len() {
+        match old[i].cmp(&new[j]) {
+            std::cmp::Ordering::Less => {
+                f(&old[i], -1);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                f(&new[j], 1);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    old[i..].iter().for_each(|x| f(x, -1));
+    new[j..].iter().for_each(|x| f(x, 1));
+}
+
+/// Sorted union of two sorted, duplicate-free slices.
+fn merge_union<T: Ord + Copy>(a: &[T], b: &[T], out: &mut Vec<T>) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+}

@@ -1,0 +1,17 @@
+//! webevo: incremental crawl-snapshot statistics on timely/differential dataflow.
+//!
+//! Data flows one way: [`cli`] → [`run`] (planning, workers, commit) →
+//! [`ingest`] (crawl directories to records) → [`dataflow`] (the [`ledger`] and the
+//! analyses' stages) → [`output`] (schemas, Parquet, the commit protocol).
+
+pub mod cli;
+pub mod dataflow;
+pub mod error;
+pub mod generate;
+pub mod ingest;
+pub mod job;
+pub mod ledger;
+pub mod model;
+pub mod output;
+pub mod run;
+pub mod state;

@@ -1,0 +1,22 @@
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match webevo::cli::run(std::env::args_os()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            if let Some(clap_err) = err.downcast_ref::<clap::Error>() {
+                // --help and --version are errors to clap but successes to us.
+                let _ = clap_err.print();
+                return ExitCode::from(if clap_err.use_stderr() { 2 } else { 0 });
+            }
+            if err.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("webevo: error: {err:#}");
+            ExitCode::from(webevo::error::exit_code(&err))
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! The output directory and its commit protocol.
+//!
+//! ```text
+//! OUT/_manifest.json                       committed snapshots, job, run history
+//! OUT/<table>/snapshot=<seq>/part-*.parquet per-snapshot tables
+//! OUT/<table>/part-*.parquet                tables rewritten by every run
+//! OUT/_state/                               what the next run continues from
+//! OUT/_staging/<run>/                       a run in progress (same layout)
+//! OUT/_journal.json                         present only while a commit is applied
+//! OUT/_lock                                 held by the running process 0
+//! ```
+//! A run writes only under `_staging/<run>/`. To commit, it writes the new manifest
+//! there and then atomically creates `_journal.json`: that is the commit point.
+//! Applying the journal moves the new partitions into place, swaps the rewritten
+//! tables and `_state/`, and finally renames the new manifest over the old one;
+//! every step is idempotent. Whoever opens the directory next (any `webevo`
+//! command) finishes an interrupted apply, or deletes an uncommitted staging area.
+//! So a run killed at any point leaves either the previous commit or the new one,
+//! never a mixture, and readers that follow the manifest never see partial files.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::OutputError;
+use crate::ingest::OddRows;
+use crate::model::{Seq, SnapshotMeta};
+
+pub const MANIFEST: &str = "_manifest.json";
+const JOURNAL: &str = "_journal.json";
+const STAGING: &str = "_staging";
+const LOCK: &str = "_lock";
+pub const STATE: &str = "_state";
+/// Bumped when the output layout changes incompatibly.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// What `_manifest.json` records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u32,
+    pub state_version: u32,
+    /// The job the outputs were computed with; later runs must use the same.
+    pub job: serde_json::Value,
+    /// Committed snapshots, in order.
+    pub snapshots: Vec<SnapshotMeta>,
+    pub runs: Vec<RunRecord>,
+}
+
+impl Manifest {
+    pub fn last(&self) -> Option<&SnapshotMeta> {
+        self.snapshots.last()
+    }
+}
+
+/// One committed run, for the record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub run: String,
+    pub snapshots: Vec<Seq>,
+    pub workers: usize,
+    pub seconds: f64,
+    /// Rows written per table.
+    pub rows: BTreeMap<String, u64>,
+    /// Odd input rows skipped, per snapshot.
+    pub odd_rows: BTreeMap<Seq, OddRows>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Journal {
+    run: String,
+}
+
+/// An output directory.
+pub struct OutputDir {
+    root: PathBuf,
+}
+
+/// Removes `OUT/_lock` when dropped.
+pub struct Lock {
+    path: PathBuf,
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
+    move |e| OutputError::io(path, e)
+}
+
+impl OutputDir {
+    pub fn new(root: &Path) -> OutputDir {
+        OutputDir { root: root.to_path_buf() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.join(STATE)
+    }
+
+    /// Where run `run` stages its files.
+    pub fn staging(&self, run: &str) -> PathBuf {
+        self.root.join(STAGING).join(run)
+    }
+
+    /// Takes the directory's lock, failing with a clear message if another live
+    /// process holds it; a lock left by a dead process on this machine is taken over.
+    pub fn lock(&self) -> Result<Lock, OutputError> {
+        fs::create_dir_all(&self.root).map_err(io(&self.root))?;
+        let path = self.root.join(LOCK);
+        let me = std::process::id();
+        for _ in 0..2 {
+            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    writeln!(f, "{me}").map_err(io(&path))?;
+                    return Ok(Lock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let holder = fs::read_to_string(&path).unwrap_or_default();
+                    match holder.trim().parse::<u32>() {
+                        Ok(pid) if process_alive(pid) => {
+                            return Err(OutputError::Conflict {
+                                path: self.root.clone(),
+                                problem: format!(
+                                    "another webevo run (pid {pid}) is writing this output; wait for it, or if it is not running delete {}",
+                                    path.display()
+                                ),
+                            })
+                        }
+                        // Stale: its process is gone (or the file is unreadable junk).
+                        _ => fs::remove_file(&path).map_err(io(&path))?,
+                    }
+                }
+                Err(e) => return Err(OutputError::io(&path, e)),
+            }
+        }
+        Err(OutputError::Conflict {
+            path: self.root.clone(),
+            problem: "could not take the output lock".into(),
+        })
+    }
+
+    /// Finishes an interrupted commit, or discards an uncommitted staging area.
+    /// Only the lock holder may call this.
+    pub fn recover(&self) -> Result<(), OutputError> {
+        let journal = self.root.join(JOURNAL);
+        if journal.exists() {
+            let text = fs::read_to_string(&journal).map_err(io(&journal))?;
+            let j: Journal = serde_json::from_str(&text).map_err(|e| OutputError::Corrupt {
+                path: journal.clone(),
+                problem: e.to_string(),
+            })?;
+            self.apply(&j.run)?;
+        }
+        let staging = self.root.join(STAGING);
+        if staging.exists() {
+            fs::remove_dir_all(&staging).map_err(io(&staging))?;
+        }
+        Ok(())
+    }
+
+    /// Whether a commit is being applied (other processes wait for it to finish).
+    pub fn commit_pending(&self) -> bool {
+        self.root.join(JOURNAL).exists()
+    }
+
+    /// The committed manifest, if any run has committed.
+    pub fn manifest(&self) -> Result<Option<Manifest>, OutputError> {
+        let path = self.root.join(MANIFEST);
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(OutputError::io(&path, e)),
+        };
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| OutputError::Corrupt {
+            path: path.clone(),
+            problem: format!("unreadable manifest: {e}"),
+        })?;
+        if m.format_version != FORMAT_VERSION {
+            return Err(OutputError::Corrupt {
+                path,
+                problem: format!(
+                    "output format version {}, this webevo writes version {FORMAT_VERSION}: use a new output directory",
+                    m.format_version
+                ),
+            });
+        }
+        Ok(Some(m))
+    }
+
+    /// Commits staged run `run` with its new manifest.
+    pub fn commit(&self, run: &str, manifest: &Manifest) -> Result<(), OutputError> {
+        let staging = self.staging(run);
+        let staged_manifest = staging.join(MANIFEST);
+        write_synced(&staged_manifest, &serde_json::to_vec_pretty(manifest).expect("manifest serializes"))?;
+        sync_tree(&staging)?;
+        // The commit point.
+        let journal = self.root.join(JOURNAL);
+        let tmp = self.root.join("_journal.json.tmp");
+        write_synced(&tmp, &serde_json::to_vec(&Journal { run: run.to_string() }).unwrap())?;
+        fs::rename(&tmp, &journal).map_err(io(&journal))?;
+        sync_dir(&self.root)?;
+        self.apply(run)?;
+        let staging_root = self.root.join(STAGING);
+        if staging_root.exists() {
+            fs::remove_dir_all(&staging_root).map_err(io(&staging_root))?;
+        }
+        Ok(())
+    }
+
+    /// Moves a committed staging area into place; safe to repeat after a crash.
+    fn apply(&self, run: &str) -> Result<(), OutputError> {
+        let staging = self.staging(run);
+        let trash = self.root.join(STAGING).join(format!("{run}.old"));
+        if staging.exists() {
+            for entry in fs::read_dir(&staging).map_err(io(&staging))? {
+                let entry = entry.map_err(io(&staging))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let src = entry.path();
+                if name == MANIFEST || name.starts_with("_workers") || !src.is_dir() {
+                    continue;
+                }
+                let dst = self.root.join(&name);
+                if is_partitioned(&src)? {
+                    fs::create_dir_all(&dst).map_err(io(&dst))?;
+                    for part in fs::read_dir(&src).map_err(io(&src))? {
+                        let part = part.map_err(io(&src))?;
+                        let target = dst.join(part.file_name());
+                        if target.exists() {
+                            // Left by an earlier failed attempt at this very commit.
+                            fs::remove_dir_all(&target).map_err(io(&target))?;
+                        }
+                        fs::rename(part.path(), &target).map_err(io(&target))?;
+                    }
+                    fs::remove_dir(&src).map_err(io(&src))?;
+                } else {
+                    // A rewritten table or _state/: swap the whole directory.
+                    if dst.exists() {
+                        fs::create_dir_all(&trash).map_err(io(&trash))?;
+                        let old = trash.join(&name);
+                        if old.exists() {
+                            fs::remove_dir_all(&old).map_err(io(&old))?;
+                        }
+                        fs::rename(&dst, &old).map_err(io(&dst))?;
+                    }
+                    fs::rename(&src, &dst).map_err(io(&dst))?;
+                }
+                sync_dir(&dst)?;
+            }
+            let staged_manifest = staging.join(MANIFEST);
+            if staged_manifest.exists() {
+                let manifest = self.root.join(MANIFEST);
+                fs::rename(&staged_manifest, &manifest).map_err(io(&manifest))?;
+            }
+        }
+        sync_dir(&self.root)?;
+        let journal = self.root.join(JOURNAL);
+        if journal.exists() {
+            fs::remove_file(&journal).map_err(io(&journal))?;
+        }
+        sync_dir(&self.root)?;
+        if trash.exists() {
+            fs::remove_dir_all(&trash).map_err(io(&trash))?;
+        }
+        Ok(())
+    }
+}
+
+/// A staged table directory is partitioned when it holds `snapshot=` folders.
+fn is_partitioned(dir: &Path) -> Result<bool, OutputError> {
+    for entry in fs::read_dir(dir).map_err(io(dir))? {
+        let entry = entry.map_err(io(dir))?;
+        if entry.file_name().to_string_lossy().starts_with("snapshot=") {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    use std::io::Write;
+    let mut f = fs::File::create(path).map_err(io(path))?;
+    f.write_all(bytes).map_err(io(path))?;
+    f.sync_all().map_err(io(path))
+}
+
+fn sync_dir(dir: &Path) -> Result<(), OutputError> {
+    match fs::File::open(dir) {
+        Ok(f) => f.sync_all().map_err(io(dir)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(OutputError::io(dir, e)),
+    }
+}
+
+/// Syncs every directory under `dir` (the files were synced when written).
+fn sync_tree(dir: &Path) -> Result<(), OutputError> {
+    for entry in fs::read_dir(dir).map_err(io(dir))? {
+        let entry = entry.map_err(io(dir))?;
+        if entry.path().is_dir() {
+            sync_tree(&entry.path())?;
+        }
+    }
+    sync_dir(dir)
+}
+
+fn process_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists() && pid != 0
+}

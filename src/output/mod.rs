@@ -1,0 +1,8 @@
+//! Everything webevo writes: table schemas, row encoding, Parquet files, and the
+//! commit protocol that makes a run's outputs appear all at once or not at all.
+
+pub mod batch;
+pub mod commit;
+pub mod parquet;
+pub mod rows;
+pub mod schema;

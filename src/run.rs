@@ -1,0 +1,348 @@
+//! `webevo run`: plan which snapshots are new, run the workers, commit.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use timely::dataflow::operators::Input as TimelyInput;
+
+use crate::dataflow::plan::{worker_log_path, RunPlan, WorkerLog};
+use crate::dataflow::{self, ledger_op, WorkerCtx};
+use crate::error::{InputError, OutputError};
+use crate::ingest::crawl_dir::{format_time, CrawlDir};
+use crate::ingest::table::Share;
+use crate::ingest::{read_snapshot, OddRows, Record};
+use crate::job::{Cluster, Job};
+use crate::model::Seq;
+use crate::output::commit::{Manifest, OutputDir, RunRecord, FORMAT_VERSION};
+use crate::state::STATE_VERSION;
+
+/// What `webevo run` was asked to do.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    pub input: PathBuf,
+    pub output: PathBuf,
+    pub job: Job,
+    pub cluster: Cluster,
+    /// Print progress lines to stderr.
+    pub progress: bool,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct RunSummary {
+    pub snapshots: Vec<Seq>,
+    pub rows: BTreeMap<String, u64>,
+    pub odd_rows: BTreeMap<Seq, OddRows>,
+    pub seconds: f64,
+}
+
+/// Processes every snapshot of the input that the output has not committed yet.
+pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
+    let started = Instant::now();
+    let crawl = CrawlDir::open(&req.input)?;
+    let out = OutputDir::new(&req.output);
+    let leader = req.cluster.process == 0;
+    let _lock = if leader {
+        let lock = out.lock()?;
+        out.recover()?;
+        Some(lock)
+    } else {
+        wait_for_commit(&out)?;
+        None
+    };
+    let manifest = out.manifest()?;
+    let Some(plan) = plan_run(&crawl, &out, manifest.as_ref(), &req.job)? else {
+        if req.progress && leader {
+            eprintln!("webevo: {} is up to date with {}", req.output.display(), req.input.display());
+        }
+        return Ok(RunSummary::default());
+    };
+    let plan = Arc::new(plan);
+    if req.progress && leader {
+        eprintln!(
+            "webevo: processing snapshots {:?} with {} worker(s) in {} process(es){}",
+            plan.snapshots.iter().map(|s| s.meta.seq).collect::<Vec<_>>(),
+            req.cluster.total_workers(),
+            req.cluster.processes,
+            plan.restore.map(|r| format!(", continuing from committed snapshot {r}")).unwrap_or_default()
+        );
+    }
+
+    let worker_plan = plan.clone();
+    let progress = req.progress;
+    let guards = timely::execute(req.cluster.timely_config(), move |worker| {
+        run_worker(worker, worker_plan.clone(), progress)
+    })
+    .map_err(|e| anyhow::anyhow!("could not start the workers: {e}"))?;
+    for result in guards.join() {
+        match result {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => bail!("worker failed: {e}"),
+            Err(e) => bail!("worker failed: {e}"),
+        }
+    }
+    if !leader {
+        return Ok(RunSummary::default());
+    }
+
+    let logs = read_worker_logs(&plan, req.cluster.total_workers())?;
+    let mut summary = RunSummary {
+        snapshots: plan.snapshots.iter().map(|s| s.meta.seq).collect(),
+        seconds: started.elapsed().as_secs_f64(),
+        ..RunSummary::default()
+    };
+    let mut errors = Vec::new();
+    let mut input_errors = Vec::new();
+    for log in &logs {
+        errors.extend(log.errors.iter().cloned());
+        input_errors.extend(log.input_errors.iter().cloned());
+        for (t, odd) in &log.odd {
+            summary.odd_rows.entry(*t).or_default().add(odd);
+        }
+        for (table, n) in &log.rows {
+            *summary.rows.entry(table.clone()).or_default() += n;
+        }
+    }
+    if !input_errors.is_empty() || !errors.is_empty() {
+        // Nothing is committed; the staging area goes with the next recover.
+        let _ = std::fs::remove_dir_all(&plan.staging);
+        input_errors.sort();
+        errors.sort();
+        if let Some(first) = input_errors.first() {
+            let more = input_errors.len() + errors.len() - 1;
+            let more = if more > 0 { format!(" (and {more} more problems)") } else { String::new() };
+            return Err(InputError::Reported(format!("{first}{more}")).into());
+        }
+        bail!("the run failed: {}", errors.join("; "));
+    }
+
+    let mut manifest = manifest.unwrap_or_else(|| Manifest {
+        format_version: FORMAT_VERSION,
+        state_version: STATE_VERSION,
+        job: req.job.record(),
+        snapshots: Vec::new(),
+        runs: Vec::new(),
+    });
+    manifest.snapshots.extend(plan.snapshots.iter().map(|s| s.meta.clone()));
+    manifest.runs.push(RunRecord {
+        run: plan.run.clone(),
+        snapshots: summary.snapshots.clone(),
+        workers: req.cluster.total_workers(),
+        seconds: summary.seconds,
+        rows: summary.rows.clone(),
+        odd_rows: summary.odd_rows.clone(),
+    });
+    out.commit(&plan.run, &manifest)?;
+    if req.progress {
+        print_summary(&summary);
+    }
+    Ok(summary)
+}
+
+/// Decides which snapshots are new; `None` when there is nothing to do.
+fn plan_run(crawl: &CrawlDir, out: &OutputDir, manifest: Option<&Manifest>, job: &Job) -> anyhow::Result<Option<RunPlan>> {
+    let committed = manifest.map(|m| m.snapshots.as_slice()).unwrap_or(&[]);
+    if let Some(m) = manifest {
+        if m.job != job.record() {
+            return Err(OutputError::Conflict {
+                path: out.root().to_path_buf(),
+                problem: format!(
+                    "this output was computed with a different job ({}); incremental results need the same job: use a new output directory",
+                    m.job
+                ),
+            }
+            .into());
+        }
+    }
+    let last = committed.last();
+    let mut metas: BTreeMap<Seq, _> = committed.iter().map(|m| (m.seq, m.clone())).collect();
+    let mut new = Vec::new();
+    for snap in &crawl.snapshots {
+        let seq = snap.meta.seq;
+        match metas.get(&seq) {
+            Some(done) if last.is_some_and(|l| seq <= l.seq) => {
+                if *done != snap.meta {
+                    return Err(InputError::file(
+                        snap.dir.join("snapshot.json"),
+                        format!(
+                            "snapshot {seq} was committed with time {} (partial: {}) and now says {} (partial: {}); use a new output directory to recompute",
+                            format_time(done.time),
+                            done.partial,
+                            format_time(snap.meta.time),
+                            snap.meta.partial
+                        ),
+                    )
+                    .into());
+                }
+            }
+            _ => {
+                if let Some(l) = last {
+                    if seq <= l.seq {
+                        return Err(InputError::file(
+                            &snap.dir,
+                            format!("snapshot {seq} is older than the last committed snapshot {}: it cannot be added to this output", l.seq),
+                        )
+                        .into());
+                    }
+                    if snap.meta.time <= l.time {
+                        return Err(InputError::file(
+                            snap.dir.join("snapshot.json"),
+                            format!(
+                                "snapshot times must increase: snapshot {seq} is at {}, not after committed snapshot {} at {}",
+                                format_time(snap.meta.time),
+                                l.seq,
+                                format_time(l.time)
+                            ),
+                        )
+                        .into());
+                    }
+                }
+                metas.insert(seq, snap.meta.clone());
+                new.push(snap.clone());
+            }
+        }
+    }
+    let (Some(first), Some(lastnew)) = (new.first(), new.last()) else {
+        return Ok(None);
+    };
+    let run = format!("run-{}-{}", first.meta.seq, lastnew.meta.seq);
+    Ok(Some(RunPlan {
+        staging: out.staging(&run),
+        run,
+        snapshots: new,
+        restore: last.map(|l| l.seq),
+        metas,
+        state_dir: out.state_dir(),
+        job: job.clone(),
+    }))
+}
+
+/// One worker: feed the restore state and every snapshot, one epoch at a time.
+fn run_worker(worker: &mut timely::worker::Worker, plan: Arc<RunPlan>, progress: bool) -> Result<(), String> {
+    let index = worker.index();
+    let peers = worker.peers();
+    let log = Rc::new(RefCell::new(WorkerLog {
+        index,
+        ..WorkerLog::default()
+    }));
+    let ctx = WorkerCtx {
+        plan: plan.clone(),
+        log: log.clone(),
+        index,
+    };
+    let (mut input, probe) = worker.dataflow::<Seq, _, _>(|scope| {
+        let (input, records) = scope.new_input::<Vec<Record>>();
+        let probe = dataflow::build(scope, records, &ctx);
+        (input, probe)
+    });
+    let share = Share { index, peers };
+    let talk = progress && index == 0;
+
+    if let Some(r) = plan.restore {
+        input.advance_to(r);
+        let started = Instant::now();
+        let result = ledger_op::send_state(&ctx, peers, &mut |rec| input.send(rec));
+        if let Err(e) = result {
+            log.borrow_mut().error(e);
+        }
+        input.advance_to(r + 1);
+        input.flush();
+        worker.step_or_park_while(None, || probe.less_than(input.time()));
+        if talk {
+            eprintln!("webevo: restored state of snapshot {r} in {:.2} s", started.elapsed().as_secs_f64());
+        }
+    }
+    let total = plan.snapshots.len();
+    for (i, snap) in plan.snapshots.iter().enumerate() {
+        let seq = snap.meta.seq;
+        let started = Instant::now();
+        input.advance_to(seq);
+        let mut odd = OddRows::default();
+        // After a fatal error anywhere in this worker, stop reading: the run
+        // cannot commit, but the dataflow must still see every epoch close.
+        let failed = !log.borrow().input_errors.is_empty();
+        if !failed {
+            match read_snapshot(snap, share, &mut odd, &mut |rec| input.send(rec)) {
+                Ok(counts) => {
+                    let mut l = log.borrow_mut();
+                    l.pages_read += counts.pages;
+                    l.links_read += counts.links;
+                }
+                Err(e) => log.borrow_mut().input_errors.push(e.to_string()),
+            }
+        }
+        log.borrow_mut().odd.entry(seq).or_default().add(&odd);
+        input.advance_to(seq + 1);
+        input.flush();
+        worker.step_or_park_while(None, || probe.less_than(input.time()));
+        if talk {
+            eprintln!(
+                "webevo: snapshot {seq} ({}/{total}, {}) done in {:.2} s",
+                i + 1,
+                format_time(snap.meta.time),
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    // Every table and state file is written once the probe passed the last epoch.
+    // Write this worker's log, then close the input: when the probe's frontier
+    // is empty, every worker of every process has written its log.
+    let path = plan.worker_log_path(index);
+    let text = serde_json::to_vec(&*log.borrow()).expect("log serializes");
+    std::fs::create_dir_all(path.parent().unwrap())
+        .and_then(|_| std::fs::write(&path, text))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    drop(input);
+    worker.step_or_park_while(None, || !probe.done());
+    Ok(())
+}
+
+fn read_worker_logs(plan: &RunPlan, workers: usize) -> anyhow::Result<Vec<WorkerLog>> {
+    (0..workers)
+        .map(|i| {
+            let path = worker_log_path(&plan.staging, i);
+            let text = std::fs::read(&path).with_context(|| format!("worker {i} left no log at {}", path.display()))?;
+            serde_json::from_slice(&text).with_context(|| format!("unreadable worker log {}", path.display()))
+        })
+        .collect()
+}
+
+/// Non-leader processes must not read the manifest while process 0 is applying a
+/// commit left by an interrupted run.
+fn wait_for_commit(out: &OutputDir) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while out.commit_pending() {
+        if Instant::now() > deadline {
+            bail!(
+                "{} has an unfinished commit; start process 0 (it completes the commit)",
+                out.root().display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+fn print_summary(s: &RunSummary) {
+    eprintln!("webevo: committed snapshots {:?} in {:.2} s", s.snapshots, s.seconds);
+    for (table, rows) in &s.rows {
+        eprintln!("  {table:<16} {rows:>12} rows");
+    }
+    let odd: OddRows = s.odd_rows.values().fold(OddRows::default(), |mut acc, o| {
+        acc.add(o);
+        acc
+    });
+    if odd.total() > 0 {
+        eprintln!(
+            "  odd input rows skipped: {} self-links, {} links with unparsable URLs, {} duplicate links, {} duplicate pages",
+            odd.self_links, odd.unparsable_link_urls, odd.duplicate_links, odd.duplicate_pages
+        );
+    }
+}
+
