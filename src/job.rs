@@ -89,7 +89,8 @@ pub struct Job {
 
 impl Default for Job {
     fn default() -> Self {
-        Job::check(JobFile::default(), Path::new("<default job>")).expect("the default job is valid")
+        Job::check(JobFile::default(), Path::new("<default job>"))
+            .expect("the default job is valid")
     }
 }
 
@@ -128,10 +129,16 @@ impl Job {
         }
         let o = file.output;
         if o.row_group_rows < 1024 {
-            return Err(invalid(format!("output.row_group_rows = {} is below 1024", o.row_group_rows)));
+            return Err(invalid(format!(
+                "output.row_group_rows = {} is below 1024",
+                o.row_group_rows
+            )));
         }
         if !(1..=22).contains(&o.zstd_level) {
-            return Err(invalid(format!("output.zstd_level = {} is not in 1..=22", o.zstd_level)));
+            return Err(invalid(format!(
+                "output.zstd_level = {} is not in 1..=22",
+                o.zstd_level
+            )));
         }
         Ok(Job {
             analyses,
@@ -159,7 +166,12 @@ pub struct Cluster {
 
 impl Cluster {
     /// Checks the settings and reads the hostfile (one `host:port` per line, process 0 first).
-    pub fn new(workers: usize, processes: usize, process: usize, hostfile: Option<&Path>) -> Result<Cluster, JobError> {
+    pub fn new(
+        workers: usize,
+        processes: usize,
+        process: usize,
+        hostfile: Option<&Path>,
+    ) -> Result<Cluster, JobError> {
         let bad = |m: String| JobError::Setting(m);
         if workers == 0 {
             return Err(bad("-w must be at least 1".into()));
@@ -169,7 +181,9 @@ impl Cluster {
         }
         let addresses = match (processes, hostfile) {
             (1, _) => Vec::new(),
-            (_, None) => (0..processes).map(|i| format!("localhost:{}", 2101 + i)).collect(),
+            (_, None) => (0..processes)
+                .map(|i| format!("localhost:{}", 2101 + i))
+                .collect(),
             (_, Some(path)) => {
                 let text = std::fs::read_to_string(path).map_err(|e| JobError::Invalid {
                     path: path.to_path_buf(),
@@ -184,7 +198,10 @@ impl Cluster {
                 if lines.len() < processes {
                     return Err(JobError::Invalid {
                         path: path.to_path_buf(),
-                        problem: format!("hostfile lists {} addresses, -n {processes} needs that many", lines.len()),
+                        problem: format!(
+                            "hostfile lists {} addresses, -n {processes} needs that many",
+                            lines.len()
+                        ),
                     });
                 }
                 if let Some(l) = lines.iter().find(|l| !l.contains(':')) {

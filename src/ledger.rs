@@ -134,7 +134,13 @@ impl Ledger {
                     self.pages.insert(id, st);
                 }
                 StateRecord::Host(id, st) => {
-                    out.push((LedgerOut::HostName(HostKey { host: id, key: st.name.clone() }), 1));
+                    out.push((
+                        LedgerOut::HostName(HostKey {
+                            host: id,
+                            key: st.name.clone(),
+                        }),
+                        1,
+                    ));
                     self.hosts.insert(id, st);
                 }
                 StateRecord::Link(l) => self.links.push(l),
@@ -174,7 +180,11 @@ impl Ledger {
 
     /// Folds in snapshot `meta` and returns the differential updates at its time.
     /// Fails on an id collision between two different URLs.
-    pub fn advance(&mut self, meta: &SnapshotMeta, records: Vec<Record>) -> Result<Vec<(LedgerOut, i64)>, String> {
+    pub fn advance(
+        &mut self,
+        meta: &SnapshotMeta,
+        records: Vec<Record>,
+    ) -> Result<Vec<(LedgerOut, i64)>, String> {
         let t = meta.seq;
         let mut out = Vec::new();
         let mut deltas = Deltas::default();
@@ -196,7 +206,14 @@ impl Ledger {
         }
 
         // Pages: one observation per page; of duplicates keep the latest fetch.
-        pages.sort_unstable_by(|a, b| (a.page, a.fetch_time, a.digest, a.status).cmp(&(b.page, b.fetch_time, b.digest, b.status)));
+        pages.sort_unstable_by(|a, b| {
+            (a.page, a.fetch_time, a.digest, a.status).cmp(&(
+                b.page,
+                b.fetch_time,
+                b.digest,
+                b.status,
+            ))
+        });
         let before = pages.len();
         pages.reverse();
         pages.dedup_by_key(|p| p.page);
@@ -247,8 +264,12 @@ impl Ledger {
         // Fetched and known sets: count their deltas per host.
         let pages_map = &self.pages;
         let host_of = |id: &PageId| pages_map[id].host;
-        diff_sorted(&self.fetched, &fetched, |id, d| deltas.add(host_of(id), HostFact::Fetched, d));
-        diff_sorted(&self.known, &known, |id, d| deltas.add(host_of(id), HostFact::Known, d));
+        diff_sorted(&self.fetched, &fetched, |id, d| {
+            deltas.add(host_of(id), HostFact::Fetched, d)
+        });
+        diff_sorted(&self.known, &known, |id, d| {
+            deltas.add(host_of(id), HostFact::Known, d)
+        });
 
         // Alive and gone pages.
         let alive = if meta.partial {
@@ -270,7 +291,8 @@ impl Ledger {
         self.known = known;
         self.alive = alive;
         self.last = Some(t);
-        let mut ev: Vec<(HostKey<HostFact>, i64)> = events.0.into_iter().filter(|(_, c)| *c != 0).collect();
+        let mut ev: Vec<(HostKey<HostFact>, i64)> =
+            events.0.into_iter().filter(|(_, c)| *c != 0).collect();
         ev.sort_unstable();
         for (k, c) in &ev {
             deltas.add(k.host, k.key, *c);
@@ -300,12 +322,20 @@ impl Ledger {
             covered.extend_from_slice(fetched);
             covered.sort_unstable();
             covered.dedup();
-            links.extend(self.links.iter().filter(|l| covered.binary_search(&l.src).is_err()));
+            links.extend(
+                self.links
+                    .iter()
+                    .filter(|l| covered.binary_search(&l.src).is_err()),
+            );
             links.sort_unstable();
         }
         diff_sorted(&self.links, &links, |l, d| {
             deltas.add(l.src_host, HostFact::Link, d);
-            let event = if d > 0 { HostFact::NewLink } else { HostFact::RemovedLink };
+            let event = if d > 0 {
+                HostFact::NewLink
+            } else {
+                HostFact::RemovedLink
+            };
             events.add(l.src_host, event, 1);
         });
         self.links = links;
@@ -313,7 +343,13 @@ impl Ledger {
 
     fn note_host(&mut self, host: HostId, name: &str, t: Seq, out: &mut Vec<(LedgerOut, i64)>) {
         self.hosts.entry(host).or_insert_with(|| {
-            out.push((LedgerOut::HostName(HostKey { host, key: name.to_string() }), 1));
+            out.push((
+                LedgerOut::HostName(HostKey {
+                    host,
+                    key: name.to_string(),
+                }),
+                1,
+            ));
             HostState {
                 name: name.to_string(),
                 first_seen: t,
@@ -321,7 +357,13 @@ impl Ledger {
         });
     }
 
-    fn page_entry(&mut self, page: PageId, host: HostId, url: &UrlText, t: Seq) -> Result<&mut PageState, String> {
+    fn page_entry(
+        &mut self,
+        page: PageId,
+        host: HostId,
+        url: &UrlText,
+        t: Seq,
+    ) -> Result<&mut PageState, String> {
         let st = self.pages.entry(page).or_insert_with(|| PageState {
             url: url.clone(),
             host,
@@ -348,8 +390,14 @@ impl Ledger {
 
     /// The state records that let a later run continue from here.
     pub fn state_records(&self) -> impl Iterator<Item = StateRecord> + '_ {
-        let hosts = self.hosts.iter().map(|(h, s)| StateRecord::Host(*h, s.clone()));
-        let pages = self.pages.iter().map(|(p, s)| StateRecord::Page(*p, s.clone()));
+        let hosts = self
+            .hosts
+            .iter()
+            .map(|(h, s)| StateRecord::Host(*h, s.clone()));
+        let pages = self
+            .pages
+            .iter()
+            .map(|(p, s)| StateRecord::Page(*p, s.clone()));
         let links = self.links.iter().map(|l| StateRecord::Link(*l));
         let events = self.events.iter().map(|(k, c)| StateRecord::Event(*k, *c));
         hosts.chain(pages).chain(links).chain(events)
@@ -357,7 +405,9 @@ impl Ledger {
 
     /// Every known page with its host's name.
     pub fn pages(&self) -> impl Iterator<Item = (&PageState, &str)> + '_ {
-        self.pages.values().map(|p| (p, self.hosts[&p.host].name.as_str()))
+        self.pages
+            .values()
+            .map(|p| (p, self.hosts[&p.host].name.as_str()))
     }
 }
 

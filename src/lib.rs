@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod dataflow;
 pub mod error;
+pub mod failpoint;
 pub mod generate;
 pub mod ingest;
 pub mod job;

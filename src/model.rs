@@ -142,8 +142,14 @@ mod tests {
     #[test]
     fn host_key_routes_by_host_only() {
         let h = HostId::of("a.com");
-        let a = HostKey { host: h, key: PageId(1) };
-        let b = HostKey { host: h, key: PageId(2) };
+        let a = HostKey {
+            host: h,
+            key: PageId(1),
+        };
+        let b = HostKey {
+            host: h,
+            key: PageId(2),
+        };
         assert_eq!(
             differential_dataflow::Hashable::hashed(&a),
             differential_dataflow::Hashable::hashed(&b)

@@ -39,6 +39,9 @@ pub struct RunSummary {
     pub rows: BTreeMap<String, u64>,
     pub odd_rows: BTreeMap<Seq, OddRows>,
     pub seconds: f64,
+    pub pages_read: u64,
+    pub links_read: u64,
+    pub state_records_read: u64,
 }
 
 /// Processes every snapshot of the input that the output has not committed yet.
@@ -58,7 +61,11 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
     let manifest = out.manifest()?;
     let Some(plan) = plan_run(&crawl, &out, manifest.as_ref(), &req.job)? else {
         if req.progress && leader {
-            eprintln!("webevo: {} is up to date with {}", req.output.display(), req.input.display());
+            eprintln!(
+                "webevo: {} is up to date with {}",
+                req.output.display(),
+                req.input.display()
+            );
         }
         return Ok(RunSummary::default());
     };
@@ -66,10 +73,15 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
     if req.progress && leader {
         eprintln!(
             "webevo: processing snapshots {:?} with {} worker(s) in {} process(es){}",
-            plan.snapshots.iter().map(|s| s.meta.seq).collect::<Vec<_>>(),
+            plan.snapshots
+                .iter()
+                .map(|s| s.meta.seq)
+                .collect::<Vec<_>>(),
             req.cluster.total_workers(),
             req.cluster.processes,
-            plan.restore.map(|r| format!(", continuing from committed snapshot {r}")).unwrap_or_default()
+            plan.restore
+                .map(|r| format!(", continuing from committed snapshot {r}"))
+                .unwrap_or_default()
         );
     }
 
@@ -107,15 +119,22 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         for (table, n) in &log.rows {
             *summary.rows.entry(table.clone()).or_default() += n;
         }
+        summary.pages_read += log.pages_read;
+        summary.links_read += log.links_read;
+        summary.state_records_read += log.state_records_read;
     }
     if !input_errors.is_empty() || !errors.is_empty() {
-        // Nothing is committed; the staging area goes with the next recover.
-        let _ = std::fs::remove_dir_all(&plan.staging);
+        // Nothing is committed; drop the staging area now rather than at the next run.
+        out.discard()?;
         input_errors.sort();
         errors.sort();
         if let Some(first) = input_errors.first() {
             let more = input_errors.len() + errors.len() - 1;
-            let more = if more > 0 { format!(" (and {more} more problems)") } else { String::new() };
+            let more = if more > 0 {
+                format!(" (and {more} more problems)")
+            } else {
+                String::new()
+            };
             return Err(InputError::Reported(format!("{first}{more}")).into());
         }
         bail!("the run failed: {}", errors.join("; "));
@@ -128,7 +147,9 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         snapshots: Vec::new(),
         runs: Vec::new(),
     });
-    manifest.snapshots.extend(plan.snapshots.iter().map(|s| s.meta.clone()));
+    manifest
+        .snapshots
+        .extend(plan.snapshots.iter().map(|s| s.meta.clone()));
     manifest.runs.push(RunRecord {
         run: plan.run.clone(),
         snapshots: summary.snapshots.clone(),
@@ -136,6 +157,9 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         seconds: summary.seconds,
         rows: summary.rows.clone(),
         odd_rows: summary.odd_rows.clone(),
+        pages_read: summary.pages_read,
+        links_read: summary.links_read,
+        state_records_read: summary.state_records_read,
     });
     out.commit(&plan.run, &manifest)?;
     if req.progress {
@@ -145,7 +169,12 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
 }
 
 /// Decides which snapshots are new; `None` when there is nothing to do.
-fn plan_run(crawl: &CrawlDir, out: &OutputDir, manifest: Option<&Manifest>, job: &Job) -> anyhow::Result<Option<RunPlan>> {
+fn plan_run(
+    crawl: &CrawlDir,
+    out: &OutputDir,
+    manifest: Option<&Manifest>,
+    job: &Job,
+) -> anyhow::Result<Option<RunPlan>> {
     let committed = manifest.map(|m| m.snapshots.as_slice()).unwrap_or(&[]);
     if let Some(m) = manifest {
         if m.job != job.record() {
@@ -223,7 +252,11 @@ fn plan_run(crawl: &CrawlDir, out: &OutputDir, manifest: Option<&Manifest>, job:
 }
 
 /// One worker: feed the restore state and every snapshot, one epoch at a time.
-fn run_worker(worker: &mut timely::worker::Worker, plan: Arc<RunPlan>, progress: bool) -> Result<(), String> {
+fn run_worker(
+    worker: &mut timely::worker::Worker,
+    plan: Arc<RunPlan>,
+    progress: bool,
+) -> Result<(), String> {
     let index = worker.index();
     let peers = worker.peers();
     let log = Rc::new(RefCell::new(WorkerLog {
@@ -246,15 +279,25 @@ fn run_worker(worker: &mut timely::worker::Worker, plan: Arc<RunPlan>, progress:
     if let Some(r) = plan.restore {
         input.advance_to(r);
         let started = Instant::now();
-        let result = ledger_op::send_state(&ctx, peers, &mut |rec| input.send(rec));
+        let mut records = 0u64;
+        let result = ledger_op::send_state(&ctx, peers, &mut |rec| {
+            records += 1;
+            input.send(rec)
+        });
+        let mut l = log.borrow_mut();
+        l.state_records_read = records;
         if let Err(e) = result {
-            log.borrow_mut().error(e);
+            l.error(e);
         }
+        drop(l);
         input.advance_to(r + 1);
         input.flush();
         worker.step_or_park_while(None, || probe.less_than(input.time()));
         if talk {
-            eprintln!("webevo: restored state of snapshot {r} in {:.2} s", started.elapsed().as_secs_f64());
+            eprintln!(
+                "webevo: restored state of snapshot {r} in {:.2} s",
+                started.elapsed().as_secs_f64()
+            );
         }
     }
     let total = plan.snapshots.len();
@@ -269,6 +312,7 @@ fn run_worker(worker: &mut timely::worker::Worker, plan: Arc<RunPlan>, progress:
         if !failed {
             match read_snapshot(snap, share, &mut odd, &mut |rec| input.send(rec)) {
                 Ok(counts) => {
+                    crate::failpoint::hit("ingest");
                     let mut l = log.borrow_mut();
                     l.pages_read += counts.pages;
                     l.links_read += counts.links;
@@ -307,8 +351,10 @@ fn read_worker_logs(plan: &RunPlan, workers: usize) -> anyhow::Result<Vec<Worker
     (0..workers)
         .map(|i| {
             let path = worker_log_path(&plan.staging, i);
-            let text = std::fs::read(&path).with_context(|| format!("worker {i} left no log at {}", path.display()))?;
-            serde_json::from_slice(&text).with_context(|| format!("unreadable worker log {}", path.display()))
+            let text = std::fs::read(&path)
+                .with_context(|| format!("worker {i} left no log at {}", path.display()))?;
+            serde_json::from_slice(&text)
+                .with_context(|| format!("unreadable worker log {}", path.display()))
         })
         .collect()
 }
@@ -330,7 +376,10 @@ fn wait_for_commit(out: &OutputDir) -> anyhow::Result<()> {
 }
 
 fn print_summary(s: &RunSummary) {
-    eprintln!("webevo: committed snapshots {:?} in {:.2} s", s.snapshots, s.seconds);
+    eprintln!(
+        "webevo: committed snapshots {:?} in {:.2} s",
+        s.snapshots, s.seconds
+    );
     for (table, rows) in &s.rows {
         eprintln!("  {table:<16} {rows:>12} rows");
     }
@@ -345,4 +394,3 @@ fn print_summary(s: &RunSummary) {
         );
     }
 }
-

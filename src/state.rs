@@ -97,7 +97,10 @@ impl StateWriter {
     /// Flushes and syncs the file: state must be on disk before the commit.
     pub fn finish(self) -> Result<(), OutputError> {
         let path = self.path;
-        let f = self.out.into_inner().map_err(|e| OutputError::io(&path, e.into_error()))?;
+        let f = self
+            .out
+            .into_inner()
+            .map_err(|e| OutputError::io(&path, e.into_error()))?;
         f.sync_all().map_err(|e| OutputError::io(&path, e))
     }
 }
@@ -124,7 +127,10 @@ pub fn read_part(path: &Path, mut visit: impl FnMut(StateRecord)) -> Result<(), 
             "state version {version}, this webevo reads version {STATE_VERSION}: rebuild the output from the input"
         )));
     }
-    let mut input = CountingReader { inner: input, read: 12 };
+    let mut input = CountingReader {
+        inner: input,
+        read: 12,
+    };
     while input.read < len {
         let rec: StateRecord = bincode::deserialize_from(&mut input)
             .map_err(|e| corrupt(format!("cannot decode state at byte {}: {e}", input.read)))?;

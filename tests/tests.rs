@@ -1,1 +1,21 @@
+//! webevo's integration tests: one binary, one module per concern.
 
+// Helpers: crawl directories, runs, reading tables back.
+mod util;
+
+// Bad input: clear errors naming file and row, exit code 2; odd rows counted.
+mod bad_input;
+// Crashes at every step of a run leave the last commit intact; reruns complete it.
+mod crash;
+// 1 worker = 4 workers = 2 processes x 2 workers, byte for byte after sorting.
+mod determinism;
+// Snapshots 0-5 then 6-7 equal one run over 0-7, at the cost of 6-7 only.
+mod incremental;
+// Every job file in jobs/ parses.
+mod jobs;
+// The spine tables against a brute-force reference on random crawls.
+mod reference;
+// schemas/*.json match the code; every table's rows match its schema.
+mod schemas;
+// DuckDB reads the output and an independent SQL reference agrees with it.
+mod sql;

@@ -35,7 +35,12 @@ pub struct Args {
 
 pub fn main(args: Args) -> anyhow::Result<()> {
     let job = Job::load(&args.job)?;
-    let cluster = Cluster::new(args.workers, args.processes, args.process, args.hostfile.as_deref())?;
+    let cluster = Cluster::new(
+        args.workers,
+        args.processes,
+        args.process,
+        args.hostfile.as_deref(),
+    )?;
     run(&RunRequest {
         input: args.input,
         output: args.output,

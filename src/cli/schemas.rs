@@ -47,7 +47,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             }
         }
         if !stale.is_empty() {
-            bail!("schema files differ from the code: {}; run `webevo schemas` (make schemas)", stale.join(", "));
+            bail!(
+                "schema files differ from the code: {}; run `webevo schemas` (make schemas)",
+                stale.join(", ")
+            );
         }
         eprintln!("webevo: {} schema files match the code", files.len());
         return Ok(());
@@ -56,6 +59,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     for (name, text) in &files {
         std::fs::write(args.dir.join(name), text)?;
     }
-    eprintln!("webevo: wrote {} schema files to {}", files.len(), args.dir.display());
+    eprintln!(
+        "webevo: wrote {} schema files to {}",
+        files.len(),
+        args.dir.display()
+    );
     Ok(())
 }

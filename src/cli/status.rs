@@ -21,7 +21,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     match out.manifest()? {
         None => println!("{}: nothing committed yet", args.output.display()),
         Some(m) => {
-            println!("{}: {} committed snapshots", args.output.display(), m.snapshots.len());
+            println!(
+                "{}: {} committed snapshots",
+                args.output.display(),
+                m.snapshots.len()
+            );
             for s in &m.snapshots {
                 let kind = if s.partial { "partial" } else { "full" };
                 println!("  snapshot {:>6}  {}  {kind}", s.seq, format_time(s.time));

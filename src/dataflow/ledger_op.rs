@@ -21,7 +21,10 @@ use crate::state::{self, StateRecord, StateWriter};
 /// Routes `records` by host into each worker's [`Ledger`] and returns the ledger's
 /// updates. At the run's last epoch the ledger also writes its state and the
 /// `pages` table into the staging area, before it releases that epoch.
-pub fn ledger<'s>(records: Stream<'s, Seq, Vec<Record>>, ctx: &WorkerCtx) -> VecCollection<'s, Seq, LedgerOut> {
+pub fn ledger<'s>(
+    records: Stream<'s, Seq, Vec<Record>>,
+    ctx: &WorkerCtx,
+) -> VecCollection<'s, Seq, LedgerOut> {
     let ctx = ctx.clone();
     type Out = Vec<(LedgerOut, Seq, isize)>;
     records
@@ -65,7 +68,12 @@ pub fn ledger<'s>(records: Stream<'s, Seq, Vec<Record>>, ctx: &WorkerCtx) -> Vec
 }
 
 /// Folds one epoch's records into the ledger.
-fn fold(ledger: &mut Ledger, ctx: &WorkerCtx, t: Seq, records: Vec<Record>) -> Vec<(LedgerOut, i64)> {
+fn fold(
+    ledger: &mut Ledger,
+    ctx: &WorkerCtx,
+    t: Seq,
+    records: Vec<Record>,
+) -> Vec<(LedgerOut, i64)> {
     if ctx.plan.restore == Some(t) {
         let state = records
             .into_iter()
@@ -96,6 +104,7 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
         w.write(&rec)?;
     }
     w.finish()?;
+    crate::failpoint::hit("state-written");
 
     let mut rows: Vec<PageRow> = ledger
         .pages()
@@ -108,7 +117,12 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
         .collect();
     rows.sort_unstable_by(|a, b| a.state.url.url.cmp(&b.state.url.url));
     let path = part_path(&plan.table_dir("pages", None), ctx.index);
-    let n = write_rows(&path, &rows, &RowContext { snapshot: None }, &plan.job.write)?;
+    let n = write_rows(
+        &path,
+        &rows,
+        &RowContext { snapshot: None },
+        &plan.job.write,
+    )?;
     *ctx.log.borrow_mut().rows.entry("pages".into()).or_default() += n;
     Ok(())
 }

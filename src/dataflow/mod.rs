@@ -33,7 +33,11 @@ pub struct WorkerCtx {
 
 /// Builds the whole dataflow over the routed input `records`; the returned probe
 /// passes a snapshot once every table of it is written.
-pub fn build<'s>(scope: Scope<'s, Seq>, records: Stream<'s, Seq, Vec<Record>>, ctx: &WorkerCtx) -> ProbeHandle<Seq> {
+pub fn build<'s>(
+    scope: Scope<'s, Seq>,
+    records: Stream<'s, Seq, Vec<Record>>,
+    ctx: &WorkerCtx,
+) -> ProbeHandle<Seq> {
     let ledger: VecCollection<'s, Seq, LedgerOut> = ledger_op::ledger(records, ctx);
     let facts = ledger.clone().flat_map(|o| match o {
         LedgerOut::Fact(k) => Some(k),
@@ -43,8 +47,9 @@ pub fn build<'s>(scope: Scope<'s, Seq>, records: Stream<'s, Seq, Vec<Record>>, c
         LedgerOut::HostName(k) => Some((k.host, k.key)),
         LedgerOut::Fact(_) => None,
     });
-    let hosts = spine::host_snapshots(facts, names);
-    let totals = spine::snapshot_totals(hosts.clone().map(|(_, row)| row.counts));
+    let counts = spine::host_counts(facts);
+    let hosts = spine::host_snapshots(counts.clone(), names);
+    let totals = spine::snapshot_totals(counts.map(|(_, c)| c));
     let done = [
         sink::write_table(hosts.map(|(_, row)| row), ctx),
         sink::write_table(totals, ctx),

@@ -65,7 +65,9 @@ impl RunPlan {
 }
 
 pub fn worker_log_path(staging: &Path, index: usize) -> PathBuf {
-    staging.join("_workers").join(format!("worker-{index:05}.json"))
+    staging
+        .join("_workers")
+        .join(format!("worker-{index:05}.json"))
 }
 
 /// What one worker did, written to the staging area for process 0 to merge.
@@ -80,6 +82,8 @@ pub struct WorkerLog {
     pub rows: BTreeMap<String, u64>,
     pub pages_read: u64,
     pub links_read: u64,
+    /// State records this worker read to continue from the last commit.
+    pub state_records_read: u64,
 }
 
 impl WorkerLog {

@@ -17,45 +17,55 @@ use crate::output::parquet::{part_path, write_rows};
 ///
 /// Returns an empty stream whose frontier passes a snapshot once its file is
 /// written, for the run's probe.
-pub fn write_table<'s, R>(rows: VecCollection<'s, Seq, R>, ctx: &WorkerCtx) -> Stream<'s, Seq, Vec<()>>
+pub fn write_table<'s, R>(
+    rows: VecCollection<'s, Seq, R>,
+    ctx: &WorkerCtx,
+) -> Stream<'s, Seq, Vec<()>>
 where
     R: TableRow + Data,
 {
     let ctx = ctx.clone();
     let table = R::TABLE.name;
     rows.inner
-        .unary_frontier::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, &format!("Write_{table}"), move |cap, _info| {
-            let epochs = ctx.plan.epochs();
-            let mut cap = Some(cap);
-            let mut next = 0;
-            let mut pending: Vec<(R, Seq, isize)> = Vec::new();
-            // The table's accumulated rows on this worker.
-            let mut current: Vec<(R, isize)> = Vec::new();
-            move |(input, frontier), _output| {
-                input.for_each(|_cap, data| pending.append(data));
-                while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
-                    let t = epochs[next];
-                    let (now, later): (Vec<_>, Vec<_>) = pending.drain(..).partition(|(_, time, _)| *time <= t);
-                    pending = later;
-                    current.extend(now.into_iter().map(|(r, _, d)| (r, d)));
-                    consolidate(&mut current);
-                    if ctx.plan.writes(t) {
-                        write_snapshot(&ctx, table, t, &current);
-                    }
-                    next += 1;
-                    match (&mut cap, epochs.get(next)) {
-                        (Some(c), Some(n)) => c.downgrade(n),
-                        _ => cap = None,
+        .unary_frontier::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
+            Pipeline,
+            &format!("Write_{table}"),
+            move |cap, _info| {
+                let epochs = ctx.plan.epochs();
+                let mut cap = Some(cap);
+                let mut next = 0;
+                let mut pending: Vec<(R, Seq, isize)> = Vec::new();
+                // The table's accumulated rows on this worker.
+                let mut current: Vec<(R, isize)> = Vec::new();
+                move |(input, frontier), _output| {
+                    input.for_each(|_cap, data| pending.append(data));
+                    while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
+                        let t = epochs[next];
+                        let (now, later): (Vec<_>, Vec<_>) =
+                            pending.drain(..).partition(|(_, time, _)| *time <= t);
+                        pending = later;
+                        current.extend(now.into_iter().map(|(r, _, d)| (r, d)));
+                        consolidate(&mut current);
+                        if ctx.plan.writes(t) {
+                            write_snapshot(&ctx, table, t, &current);
+                        }
+                        next += 1;
+                        match (&mut cap, epochs.get(next)) {
+                            (Some(c), Some(n)) => c.downgrade(n),
+                            _ => cap = None,
+                        }
                     }
                 }
-            }
-        })
+            },
+        )
 }
 
 fn write_snapshot<R: TableRow>(ctx: &WorkerCtx, table: &str, t: Seq, current: &[(R, isize)]) {
     let mut log = ctx.log.borrow_mut();
     if let Some((_, d)) = current.iter().find(|(_, d)| *d < 0) {
-        log.error(format!("internal error: table {table} holds a row {d} times at snapshot {t}"));
+        log.error(format!(
+            "internal error: table {table} holds a row {d} times at snapshot {t}"
+        ));
         return;
     }
     if current.is_empty() {
@@ -69,7 +79,10 @@ fn write_snapshot<R: TableRow>(ctx: &WorkerCtx, table: &str, t: Seq, current: &[
         snapshot: Some(ctx.plan.meta(t)),
     };
     match write_rows(&path, rows, &rc, &ctx.plan.job.write) {
-        Ok(n) => *log.rows.entry(table.to_string()).or_default() += n,
+        Ok(n) => {
+            crate::failpoint::hit("table-written");
+            *log.rows.entry(table.to_string()).or_default() += n
+        }
         Err(e) => log.error(e),
     }
 }

@@ -103,7 +103,10 @@ impl CrawlDir {
         }
         dirs.sort();
         if let Some(w) = dirs.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(InputError::file(&w[1].1, format!("duplicate snapshot number {}", w[0].0)));
+            return Err(InputError::file(
+                &w[1].1,
+                format!("duplicate snapshot number {}", w[0].0),
+            ));
         }
         let mut snapshots = Vec::with_capacity(dirs.len());
         for (seq, dir) in dirs {
@@ -168,14 +171,20 @@ fn open_snapshot(seq: Seq, dir: &Path) -> Result<SnapshotInput, InputError> {
             _ => return Err(unknown_file(&path)),
         };
         if slot.is_some() {
-            return Err(InputError::file(&path, format!("a second {stem} table in one snapshot")));
+            return Err(InputError::file(
+                &path,
+                format!("a second {stem} table in one snapshot"),
+            ));
         }
         let file = InputFile { path, format, kind };
         table::check_columns(&file)?;
         *slot = Some(file);
     }
     let pages = pages.ok_or_else(|| {
-        InputError::file(dir, "snapshot has no pages table (pages.parquet, pages.tsv or pages.tsv.gz)")
+        InputError::file(
+            dir,
+            "snapshot has no pages table (pages.parquet, pages.tsv or pages.tsv.gz)",
+        )
     })?;
     Ok(SnapshotInput {
         meta: SnapshotMeta {
@@ -202,7 +211,8 @@ fn split_format(name: &str) -> Option<(&str, FileFormat)> {
     } else if let Some(stem) = name.strip_suffix(".tsv.gz") {
         Some((stem, FileFormat::TsvGz))
     } else {
-        name.strip_suffix(".tsv").map(|stem| (stem, FileFormat::Tsv))
+        name.strip_suffix(".tsv")
+            .map(|stem| (stem, FileFormat::Tsv))
     }
 }
 
@@ -216,7 +226,10 @@ fn find_table(root: &Path, stem: &str, kind: TableKind) -> Result<Option<InputFi
         let path = root.join(format!("{stem}.{ext}"));
         if path.exists() {
             if found.is_some() {
-                return Err(InputError::file(&path, format!("more than one {stem} table")));
+                return Err(InputError::file(
+                    &path,
+                    format!("more than one {stem} table"),
+                ));
             }
             let file = InputFile { path, format, kind };
             table::check_columns(&file)?;
@@ -234,8 +247,14 @@ mod tests {
     fn times() {
         assert_eq!(parse_time("0"), Ok(0));
         assert_eq!(parse_time("1767571200"), Ok(1_767_571_200_000_000));
-        assert_eq!(parse_time("2026-01-05T00:00:00Z"), Ok(1_767_571_200_000_000));
-        assert_eq!(parse_time("2026-01-05T01:00:00+01:00"), Ok(1_767_571_200_000_000));
+        assert_eq!(
+            parse_time("2026-01-05T00:00:00Z"),
+            Ok(1_767_571_200_000_000)
+        );
+        assert_eq!(
+            parse_time("2026-01-05T01:00:00+01:00"),
+            Ok(1_767_571_200_000_000)
+        );
         assert!(parse_time("yesterday").is_err());
         assert_eq!(format_time(1_767_571_200_000_000), "2026-01-05T00:00:00Z");
     }

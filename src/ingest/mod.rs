@@ -143,7 +143,12 @@ pub fn read_snapshot(
         let fetch_time = row.time(1)?.unwrap_or(snap.meta.time);
         let status = row
             .int(2)?
-            .map(|s| i32::try_from(s).ok().filter(|s| (0..1000).contains(s)).ok_or(format!("status {s} is not an HTTP status")))
+            .map(|s| {
+                i32::try_from(s)
+                    .ok()
+                    .filter(|s| (0..1000).contains(s))
+                    .ok_or(format!("status {s} is not an HTTP status"))
+            })
             .transpose()?;
         let digest = row.text(3)?.map(digest_hash).unwrap_or(0);
         let url = UrlText::from(url);

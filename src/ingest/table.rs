@@ -11,8 +11,8 @@ use std::path::Path;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Int16Type, Int32Type, Int64Type, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
-    TimestampSecondType, UInt32Type, UInt64Type,
+    Int16Type, Int32Type, Int64Type, TimestampMicrosecondType, TimestampMillisecondType,
+    TimestampNanosecondType, TimestampSecondType, UInt32Type, UInt64Type,
 };
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, TimeUnit};
@@ -51,7 +51,11 @@ pub struct InputColumn {
 }
 
 const fn col(name: &'static str, required: bool, cell: CellType) -> InputColumn {
-    InputColumn { name, required, cell }
+    InputColumn {
+        name,
+        required,
+        cell,
+    }
 }
 
 use CellType::{Float, Int, Text, Time};
@@ -61,8 +65,16 @@ const PAGES_COLUMNS: &[InputColumn] = &[
     col("status", false, Int),
     col("digest", false, Text),
 ];
-const LINKS_COLUMNS: &[InputColumn] = &[col("src", true, Text), col("dst", true, Text), col("count", false, Int)];
-const CLICKS_COLUMNS: &[InputColumn] = &[col("url", true, Text), col("time", true, Time), col("clicks", true, Int)];
+const LINKS_COLUMNS: &[InputColumn] = &[
+    col("src", true, Text),
+    col("dst", true, Text),
+    col("count", false, Int),
+];
+const CLICKS_COLUMNS: &[InputColumn] = &[
+    col("url", true, Text),
+    col("time", true, Time),
+    col("clicks", true, Int),
+];
 const TRUST_COLUMNS: &[InputColumn] = &[col("url", true, Text), col("weight", true, Float)];
 
 impl TableKind {
@@ -130,8 +142,14 @@ pub fn read_rows(
 
 /// One input row; cells are indexed by the table's declared column order.
 pub enum Row<'a> {
-    Arrow { columns: &'a [Option<ArrayRef>], row: usize },
-    Tsv { fields: &'a [&'a str], map: &'a [Option<usize>] },
+    Arrow {
+        columns: &'a [Option<ArrayRef>],
+        row: usize,
+    },
+    Tsv {
+        fields: &'a [&'a str],
+        map: &'a [Option<usize>],
+    },
 }
 
 impl Row<'_> {
@@ -140,7 +158,9 @@ impl Row<'_> {
         match self {
             Row::Tsv { fields, map } => Ok(map[col].map(|i| fields[i]).filter(|s| !s.is_empty())),
             Row::Arrow { columns, row } => {
-                let Some(a) = &columns[col] else { return Ok(None) };
+                let Some(a) = &columns[col] else {
+                    return Ok(None);
+                };
                 if a.is_null(*row) {
                     return Ok(None);
                 }
@@ -168,7 +188,9 @@ impl Row<'_> {
                     .map_err(|_| format!("{s:?} is not an integer")),
             },
             Row::Arrow { columns, row } => {
-                let Some(a) = &columns[col] else { return Ok(None) };
+                let Some(a) = &columns[col] else {
+                    return Ok(None);
+                };
                 if a.is_null(*row) {
                     return Ok(None);
                 }
@@ -198,14 +220,20 @@ impl Row<'_> {
                     .map_err(|_| format!("{s:?} is not a number")),
             },
             Row::Arrow { columns, row } => {
-                let Some(a) = &columns[col] else { return Ok(None) };
+                let Some(a) = &columns[col] else {
+                    return Ok(None);
+                };
                 if a.is_null(*row) {
                     return Ok(None);
                 }
                 match a.data_type() {
-                    DataType::Float64 => Ok(Some(a.as_primitive::<arrow_array::types::Float64Type>().value(*row))),
+                    DataType::Float64 => Ok(Some(
+                        a.as_primitive::<arrow_array::types::Float64Type>()
+                            .value(*row),
+                    )),
                     DataType::Float32 => Ok(Some(
-                        a.as_primitive::<arrow_array::types::Float32Type>().value(*row) as f64,
+                        a.as_primitive::<arrow_array::types::Float32Type>()
+                            .value(*row) as f64,
                     )),
                     _ => self.int(col).map(|v| v.map(|v| v as f64)),
                 }
@@ -224,14 +252,24 @@ impl Row<'_> {
                 match a.data_type() {
                     DataType::Timestamp(unit, _) => {
                         return Ok(Some(match unit {
-                            TimeUnit::Second => a.as_primitive::<TimestampSecondType>().value(r) * 1_000_000,
-                            TimeUnit::Millisecond => a.as_primitive::<TimestampMillisecondType>().value(r) * 1_000,
-                            TimeUnit::Microsecond => a.as_primitive::<TimestampMicrosecondType>().value(r),
-                            TimeUnit::Nanosecond => a.as_primitive::<TimestampNanosecondType>().value(r) / 1_000,
+                            TimeUnit::Second => {
+                                a.as_primitive::<TimestampSecondType>().value(r) * 1_000_000
+                            }
+                            TimeUnit::Millisecond => {
+                                a.as_primitive::<TimestampMillisecondType>().value(r) * 1_000
+                            }
+                            TimeUnit::Microsecond => {
+                                a.as_primitive::<TimestampMicrosecondType>().value(r)
+                            }
+                            TimeUnit::Nanosecond => {
+                                a.as_primitive::<TimestampNanosecondType>().value(r) / 1_000
+                            }
                         }))
                     }
                     DataType::Int64 | DataType::Int32 => {
-                        return self.int(col).map(|v| v.map(|s| s.saturating_mul(1_000_000)))
+                        return self
+                            .int(col)
+                            .map(|v| v.map(|s| s.saturating_mul(1_000_000)))
                     }
                     _ => {}
                 }
@@ -263,7 +301,10 @@ fn parquet_builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>,
 }
 
 /// Maps the declared columns to Parquet root column indices, checking types.
-fn parquet_columns(file: &InputFile, schema: &arrow_schema::Schema) -> Result<Vec<Option<usize>>, InputError> {
+fn parquet_columns(
+    file: &InputFile,
+    schema: &arrow_schema::Schema,
+) -> Result<Vec<Option<usize>>, InputError> {
     file.kind
         .columns()
         .iter()
@@ -289,7 +330,10 @@ fn missing_column(file: &InputFile, name: &str) -> InputError {
     let all: Vec<&str> = file.kind.columns().iter().map(|c| c.name).collect();
     InputError::file(
         &file.path,
-        format!("missing required column {name:?} (the {:?} table has columns {all:?})", file.kind),
+        format!(
+            "missing required column {name:?} (the {:?} table has columns {all:?})",
+            file.kind
+        ),
     )
 }
 
@@ -323,7 +367,8 @@ fn read_parquet(
     let mut group_left = 0u64;
     let mut row_no = 0u64;
     for batch in reader {
-        let batch: RecordBatch = batch.map_err(|e| InputError::file(&file.path, format!("cannot decode: {e}")))?;
+        let batch: RecordBatch =
+            batch.map_err(|e| InputError::file(&file.path, format!("cannot decode: {e}")))?;
         let columns: Vec<Option<ArrayRef>> = file
             .kind
             .columns()
@@ -332,12 +377,17 @@ fn read_parquet(
             .collect();
         for row in 0..batch.num_rows() {
             while group_left == 0 {
-                let g = *group_iter.next().expect("the reader returned more rows than its row groups hold");
+                let g = *group_iter
+                    .next()
+                    .expect("the reader returned more rows than its row groups hold");
                 row_no = starts[g];
                 group_left = rows_in[g];
             }
-            visit(&Row::Arrow { columns: &columns, row })
-                .map_err(|p| InputError::at(&file.path, Position::Row(row_no), p))?;
+            visit(&Row::Arrow {
+                columns: &columns,
+                row,
+            })
+            .map_err(|p| InputError::at(&file.path, Position::Row(row_no), p))?;
             row_no += 1;
             group_left -= 1;
         }
@@ -357,7 +407,12 @@ fn open_text(path: &Path, format: FileFormat) -> Result<Lines, InputError> {
 }
 
 /// Reads one line without its terminator; `None` at end of file.
-fn next_line(path: &Path, lines: &mut Lines, buf: &mut Vec<u8>, line_no: u64) -> Result<Option<()>, InputError> {
+fn next_line(
+    path: &Path,
+    lines: &mut Lines,
+    buf: &mut Vec<u8>,
+    line_no: u64,
+) -> Result<Option<()>, InputError> {
     buf.clear();
     let n = lines
         .read_until(b'\n', buf)
@@ -373,8 +428,9 @@ fn next_line(path: &Path, lines: &mut Lines, buf: &mut Vec<u8>, line_no: u64) ->
 
 fn read_header(path: &Path, lines: &mut Lines) -> Result<Vec<String>, InputError> {
     let mut buf = Vec::new();
-    next_line(path, lines, &mut buf, 1)?
-        .ok_or_else(|| InputError::at(path, Position::Line(1), "empty file: expected a header row"))?;
+    next_line(path, lines, &mut buf, 1)?.ok_or_else(|| {
+        InputError::at(path, Position::Line(1), "empty file: expected a header row")
+    })?;
     let text = std::str::from_utf8(&buf)
         .map_err(|_| InputError::at(path, Position::Line(1), "header is not valid UTF-8"))?;
     Ok(text.split('\t').map(|s| s.trim().to_string()).collect())
@@ -392,7 +448,10 @@ fn tsv_columns(file: &InputFile, header: &[String]) -> Result<Vec<Option<usize>>
         .collect()
 }
 
-fn read_tsv(file: &InputFile, visit: &mut dyn FnMut(&Row) -> Result<(), String>) -> Result<(), InputError> {
+fn read_tsv(
+    file: &InputFile,
+    visit: &mut dyn FnMut(&Row) -> Result<(), String>,
+) -> Result<(), InputError> {
     let path = &file.path;
     let mut lines = open_text(path, file.format)?;
     let header = read_header(path, &mut lines)?;
@@ -417,6 +476,10 @@ fn read_tsv(file: &InputFile, visit: &mut dyn FnMut(&Row) -> Result<(), String>)
                 fields.len()
             )));
         }
-        visit(&Row::Tsv { fields: &fields, map: &map }).map_err(at)?;
+        visit(&Row::Tsv {
+            fields: &fields,
+            map: &map,
+        })
+        .map_err(at)?;
     }
 }

@@ -39,7 +39,10 @@ impl std::fmt::Display for UrlProblem {
 pub fn normalize(raw: &str) -> Result<NormalUrl, UrlProblem> {
     let mut url = url::Url::parse(raw.trim()).map_err(|e| UrlProblem::Unparsable(e.to_string()))?;
     url.set_fragment(None);
-    let host = url.host_str().filter(|h| !h.is_empty()).ok_or(UrlProblem::NoHost)?;
+    let host = url
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or(UrlProblem::NoHost)?;
     // host_str is a slice of the serialization; remember where, so the host never
     // needs a second parse.
     let start = host.as_ptr() as usize - url.as_str().as_ptr() as usize;
@@ -62,22 +65,40 @@ mod tests {
 
     #[test]
     fn normalizes_case_port_fragment_and_dots() {
-        assert_eq!(n("HTTP://WWW.Example.COM:80/a/./b/../c#frag"), "http://www.example.com/a/c");
+        assert_eq!(
+            n("HTTP://WWW.Example.COM:80/a/./b/../c#frag"),
+            "http://www.example.com/a/c"
+        );
         assert_eq!(n("https://example.com:443"), "https://example.com/");
-        assert_eq!(n("http://example.com:8080/x?q=1"), "http://example.com:8080/x?q=1");
-        assert_eq!(normalize("http://Example.com:8080/").unwrap().host(), "example.com");
+        assert_eq!(
+            n("http://example.com:8080/x?q=1"),
+            "http://example.com:8080/x?q=1"
+        );
+        assert_eq!(
+            normalize("http://Example.com:8080/").unwrap().host(),
+            "example.com"
+        );
     }
 
     #[test]
     fn idn_and_ipv6_hosts() {
-        assert_eq!(normalize("http://bücher.de/").unwrap().host(), "xn--bcher-kva.de");
+        assert_eq!(
+            normalize("http://bücher.de/").unwrap().host(),
+            "xn--bcher-kva.de"
+        );
         assert_eq!(normalize("http://[::1]:8000/").unwrap().host(), "[::1]");
     }
 
     #[test]
     fn rejects_non_pages() {
         assert_eq!(normalize("mailto:a@b.com"), Err(UrlProblem::NoHost));
-        assert!(matches!(normalize("/relative/path"), Err(UrlProblem::Unparsable(_))));
-        assert!(matches!(normalize("http://"), Err(UrlProblem::Unparsable(_))));
+        assert!(matches!(
+            normalize("/relative/path"),
+            Err(UrlProblem::Unparsable(_))
+        ));
+        assert!(matches!(
+            normalize("http://"),
+            Err(UrlProblem::Unparsable(_))
+        ));
     }
 }

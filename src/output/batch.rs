@@ -7,7 +7,10 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
+    TimestampMicrosecondBuilder,
+};
 use arrow_array::{ArrayRef, RecordBatch};
 
 use crate::model::{Micros, SnapshotMeta};
@@ -54,7 +57,9 @@ impl RowWriter {
                 ColType::Float64 => ColumnBuilder::Float64(Float64Builder::new()),
                 ColType::Utf8 => ColumnBuilder::Utf8(StringBuilder::new()),
                 ColType::Bool => ColumnBuilder::Bool(BooleanBuilder::new()),
-                ColType::Timestamp => ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::new().with_timezone("UTC")),
+                ColType::Timestamp => ColumnBuilder::Timestamp(
+                    TimestampMicrosecondBuilder::new().with_timezone("UTC"),
+                ),
             })
             .collect();
         RowWriter {
@@ -75,10 +80,20 @@ impl RowWriter {
     /// If the row's cells do not match the table's columns (a programming error the
     /// schema tests catch).
     pub fn push<R: TableRow>(&mut self, row: &R, ctx: &RowContext) {
-        assert!(std::ptr::eq(R::TABLE, self.table), "row of {} pushed into {}", R::TABLE.name, self.table.name);
+        assert!(
+            std::ptr::eq(R::TABLE, self.table),
+            "row of {} pushed into {}",
+            R::TABLE.name,
+            self.table.name
+        );
         self.next = 0;
         row.write(ctx, self);
-        assert_eq!(self.next, self.columns.len(), "row of {} has too few cells", self.table.name);
+        assert_eq!(
+            self.next,
+            self.columns.len(),
+            "row of {} has too few cells",
+            self.table.name
+        );
         self.rows += 1;
     }
 
@@ -89,7 +104,12 @@ impl RowWriter {
             .get(self.next)
             .unwrap_or_else(|| panic!("row of {} has too many cells", self.table.name));
         assert_eq!(def.ty, ty, "{}.{}: cell type", self.table.name, def.name);
-        assert!(!null || def.nullable, "{}.{} is not nullable", self.table.name, def.name);
+        assert!(
+            !null || def.nullable,
+            "{}.{} is not nullable",
+            self.table.name,
+            def.name
+        );
         self.next += 1;
         &mut self.columns[self.next - 1]
     }

@@ -65,6 +65,11 @@ pub struct RunRecord {
     pub rows: BTreeMap<String, u64>,
     /// Odd input rows skipped, per snapshot.
     pub odd_rows: BTreeMap<Seq, OddRows>,
+    /// Work done, which grows with the new snapshots, not with the history: page
+    /// and link rows read, and state records read to continue from the last commit.
+    pub pages_read: u64,
+    pub links_read: u64,
+    pub state_records_read: u64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -94,7 +99,9 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
 
 impl OutputDir {
     pub fn new(root: &Path) -> OutputDir {
-        OutputDir { root: root.to_path_buf() }
+        OutputDir {
+            root: root.to_path_buf(),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -117,7 +124,11 @@ impl OutputDir {
         let path = self.root.join(LOCK);
         let me = std::process::id();
         for _ in 0..2 {
-            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
                 Ok(mut f) => {
                     use std::io::Write;
                     writeln!(f, "{me}").map_err(io(&path))?;
@@ -160,11 +171,16 @@ impl OutputDir {
             })?;
             self.apply(&j.run)?;
         }
+        self.discard()
+    }
+
+    /// Deletes every uncommitted staging area (the caller holds the lock).
+    pub fn discard(&self) -> Result<(), OutputError> {
         let staging = self.root.join(STAGING);
-        if staging.exists() {
-            fs::remove_dir_all(&staging).map_err(io(&staging))?;
+        match fs::remove_dir_all(&staging) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(OutputError::io(&staging, e)),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Whether a commit is being applied (other processes wait for it to finish).
@@ -200,20 +216,27 @@ impl OutputDir {
     pub fn commit(&self, run: &str, manifest: &Manifest) -> Result<(), OutputError> {
         let staging = self.staging(run);
         let staged_manifest = staging.join(MANIFEST);
-        write_synced(&staged_manifest, &serde_json::to_vec_pretty(manifest).expect("manifest serializes"))?;
+        write_synced(
+            &staged_manifest,
+            &serde_json::to_vec_pretty(manifest).expect("manifest serializes"),
+        )?;
         sync_tree(&staging)?;
+        crate::failpoint::hit("before-commit-point");
         // The commit point.
         let journal = self.root.join(JOURNAL);
         let tmp = self.root.join("_journal.json.tmp");
-        write_synced(&tmp, &serde_json::to_vec(&Journal { run: run.to_string() }).unwrap())?;
+        write_synced(
+            &tmp,
+            &serde_json::to_vec(&Journal {
+                run: run.to_string(),
+            })
+            .unwrap(),
+        )?;
         fs::rename(&tmp, &journal).map_err(io(&journal))?;
         sync_dir(&self.root)?;
+        crate::failpoint::hit("after-commit-point");
         self.apply(run)?;
-        let staging_root = self.root.join(STAGING);
-        if staging_root.exists() {
-            fs::remove_dir_all(&staging_root).map_err(io(&staging_root))?;
-        }
-        Ok(())
+        self.discard()
     }
 
     /// Moves a committed staging area into place; safe to repeat after a crash.
@@ -254,6 +277,7 @@ impl OutputDir {
                     fs::rename(&src, &dst).map_err(io(&dst))?;
                 }
                 sync_dir(&dst)?;
+                crate::failpoint::hit("mid-apply");
             }
             let staged_manifest = staging.join(MANIFEST);
             if staged_manifest.exists() {

@@ -59,7 +59,9 @@ pub fn write_rows<'a, R: TableRow + 'a>(
         std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
     }
     let file = File::create(path).map_err(|e| OutputError::io(path, e))?;
-    let mut writer = ArrowWriter::try_new(file, R::TABLE.arrow_schema(), Some(properties(settings))).map_err(err)?;
+    let mut writer =
+        ArrowWriter::try_new(file, R::TABLE.arrow_schema(), Some(properties(settings)))
+            .map_err(err)?;
     let mut batch = RowWriter::new(R::TABLE);
     let mut total = 0u64;
     for row in rows {

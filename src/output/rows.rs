@@ -8,7 +8,9 @@ use crate::output::batch::{RowContext, RowWriter, TableRow};
 use crate::output::schema::{TableDef, HOST_SNAPSHOTS, PAGES, SNAPSHOTS};
 
 /// Per-host counts of one snapshot, accumulated from the ledger's facts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct HostCounts {
     pub pages_fetched: i64,
     pub pages_known: i64,
@@ -68,7 +70,9 @@ impl TableRow for HostSnapshotRow {
 }
 
 /// A row of `snapshots`: the sums over hosts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct SnapshotRow {
     pub totals: HostCounts,
     pub hosts: i64,
@@ -95,7 +99,9 @@ impl SnapshotRow {
 impl TableRow for SnapshotRow {
     const TABLE: &'static TableDef = &SNAPSHOTS;
     fn write(&self, ctx: &RowContext, out: &mut RowWriter) {
-        let meta = ctx.snapshot.expect("snapshots rows are written per snapshot");
+        let meta = ctx
+            .snapshot
+            .expect("snapshots rows are written per snapshot");
         let c = &self.totals;
         out.time(meta.time);
         out.bool(meta.partial);

@@ -66,7 +66,12 @@ pub struct TableDef {
 }
 
 const fn c(name: &'static str, ty: ColType, nullable: bool, doc: &'static str) -> ColumnDef {
-    ColumnDef { name, ty, nullable, doc }
+    ColumnDef {
+        name,
+        ty,
+        nullable,
+        doc,
+    }
 }
 
 use ColType::*;

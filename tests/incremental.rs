@@ -1,0 +1,74 @@
+//! A run over 0-5 followed by a run after 6-7 appear equals one run over 0-7, and
+//! the second run's work grows with 6-7, not with 0-5.
+
+use webevo::generate::Preset;
+
+use crate::util::*;
+
+fn check(preset: Preset, first: usize) {
+    let dir = tempdir();
+    let full = generated(preset, 3, &dir.path().join("full"));
+    let seqs = snapshot_seqs(&full);
+    assert!(seqs.len() > first, "preset has more than {first} snapshots");
+
+    let whole = dir.path().join("whole");
+    let one_run = run_in_process(&full, &whole, 2).unwrap();
+
+    let grow = dir.path().join("grow");
+    let out = dir.path().join("incremental");
+    subset(&full, &grow, seqs[..first].iter().copied());
+    let a = run_in_process(&grow, &out, 2).unwrap();
+    subset(&full, &grow, seqs.iter().copied());
+    let b = run_in_process(&grow, &out, 3).unwrap();
+
+    assert_eq!(tables(&out), tables(&whole), "incremental differs from one run");
+    assert_eq!(b.snapshots, seqs[first..].to_vec());
+    // Work: the second run reads only the new snapshots' rows...
+    assert_eq!(a.pages_read + b.pages_read, one_run.pages_read);
+    assert_eq!(a.links_read + b.links_read, one_run.links_read);
+    // ...plus the state of one snapshot: at most a record per known page and host,
+    // per link of the last snapshot, per event of it.
+    let pages_known = table_rows(&whole, "pages").len() as u64;
+    let links_bound = a.links_read; // links of one snapshot <= links read over 0..first
+    assert!(b.state_records_read > 0);
+    assert!(
+        b.state_records_read <= 2 * pages_known + links_bound,
+        "restored {} records for {pages_known} pages",
+        b.state_records_read
+    );
+    assert!(
+        b.state_records_read < a.pages_read + a.links_read,
+        "continuing costs less than re-reading the history"
+    );
+    // A third run with nothing new does nothing and changes nothing.
+    let before = tables(&out);
+    let c = run_in_process(&grow, &out, 1).unwrap();
+    assert!(c.snapshots.is_empty());
+    assert_eq!(tables(&out), before);
+}
+
+#[test]
+fn tiny_preset_split_in_two_runs() {
+    check(Preset::Tiny, 3);
+}
+
+#[test]
+fn demo_preset_zero_to_five_then_six_seven() {
+    check(Preset::Demo, 6);
+}
+
+#[test]
+fn continuing_with_another_job_is_refused() {
+    let dir = tempdir();
+    let input = generated(Preset::Tiny, 1, &dir.path().join("in"));
+    let out = dir.path().join("out");
+    run_in_process(&input, &out, 1).unwrap();
+    let other_job = dir.path().join("job.toml");
+    std::fs::write(&other_job, "[output]\nzstd_level = 9\n").unwrap();
+    let o = run_bin(
+        &["run", "-q", "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap(), "--job", other_job.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("different job"));
+}
