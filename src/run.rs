@@ -42,6 +42,8 @@ pub struct RunSummary {
     pub pages_read: u64,
     pub links_read: u64,
     pub state_records_read: u64,
+    pub snapshot_seconds: BTreeMap<Seq, f64>,
+    pub peak_rss_bytes: u64,
 }
 
 /// Processes every snapshot of the input that the output has not committed yet.
@@ -122,6 +124,9 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         summary.pages_read += log.pages_read;
         summary.links_read += log.links_read;
         summary.state_records_read += log.state_records_read;
+        if log.index == 0 {
+            summary.snapshot_seconds = log.snapshot_seconds.clone();
+        }
     }
     if !input_errors.is_empty() || !errors.is_empty() {
         // Nothing is committed; drop the staging area now rather than at the next run.
@@ -140,6 +145,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         bail!("the run failed: {}", errors.join("; "));
     }
 
+    summary.peak_rss_bytes = peak_rss_bytes();
     let mut manifest = manifest.unwrap_or_else(|| Manifest {
         format_version: FORMAT_VERSION,
         state_version: STATE_VERSION,
@@ -160,6 +166,8 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         pages_read: summary.pages_read,
         links_read: summary.links_read,
         state_records_read: summary.state_records_read,
+        snapshot_seconds: summary.snapshot_seconds.clone(),
+        peak_rss_bytes: summary.peak_rss_bytes,
     });
     out.commit(&plan.run, &manifest)?;
     if req.progress {
@@ -324,6 +332,9 @@ fn run_worker(
         input.advance_to(seq + 1);
         input.flush();
         worker.step_or_park_while(None, || probe.less_than(input.time()));
+        log.borrow_mut()
+            .snapshot_seconds
+            .insert(seq, started.elapsed().as_secs_f64());
         if talk {
             eprintln!(
                 "webevo: snapshot {seq} ({}/{total}, {}) done in {:.2} s",
@@ -375,10 +386,22 @@ fn wait_for_commit(out: &OutputDir) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Peak resident memory of this process (Linux `VmHWM`), 0 where unknown.
+fn peak_rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
 fn print_summary(s: &RunSummary) {
     eprintln!(
-        "webevo: committed snapshots {:?} in {:.2} s",
-        s.snapshots, s.seconds
+        "webevo: committed snapshots {:?} in {:.2} s, peak memory {:.0} MiB",
+        s.snapshots,
+        s.seconds,
+        s.peak_rss_bytes as f64 / (1 << 20) as f64
     );
     for (table, rows) in &s.rows {
         eprintln!("  {table:<16} {rows:>12} rows");

@@ -29,7 +29,11 @@ fn setup(preset: Preset) -> Setup {
     let whole_out = dir.path().join("whole");
     run_in_process(&full, &whole_out, 2).unwrap();
     let half_out = dir.path().join("half");
-    let half_in = subset(&full, &dir.path().join("half-in"), seqs[..seqs.len() / 2].iter().copied());
+    let half_in = subset(
+        &full,
+        &dir.path().join("half-in"),
+        seqs[..seqs.len() / 2].iter().copied(),
+    );
     run_in_process(&half_in, &half_out, 2).unwrap();
     let grow = dir.path().join("grow");
     Setup {
@@ -43,7 +47,18 @@ fn setup(preset: Preset) -> Setup {
 }
 
 fn run_args<'a>(input: &'a str, out: &'a str) -> Vec<&'a str> {
-    vec!["run", "-q", "--job", "jobs/all.toml", "--input", input, "--output", out, "-w", "2"]
+    vec![
+        "run",
+        "-q",
+        "--job",
+        "jobs/all.toml",
+        "--input",
+        input,
+        "--output",
+        out,
+        "-w",
+        "2",
+    ]
 }
 
 /// Commits the first half into `out`, then makes all snapshots visible.
@@ -81,14 +96,30 @@ fn crash_at_every_step_keeps_the_last_commit() {
         assert!(!r.status.success(), "{point}: the run should have crashed");
         if committed {
             recover(&out);
-            assert_eq!(tables(&out), s.whole, "{point}: recovery completes the commit");
+            assert_eq!(
+                tables(&out),
+                s.whole,
+                "{point}: recovery completes the commit"
+            );
         } else {
             assert_eq!(tables(&out), s.half, "{point}: previous commit unchanged");
-            assert_eq!(std::fs::read(out.join("_manifest.json")).unwrap(), manifest, "{point}");
+            assert_eq!(
+                std::fs::read(out.join("_manifest.json")).unwrap(),
+                manifest,
+                "{point}"
+            );
         }
         let r = run_bin(&run_args(i, o), &[]);
-        assert!(r.status.success(), "{point}: rerun: {}", String::from_utf8_lossy(&r.stderr));
-        assert_eq!(tables(&out), s.whole, "{point}: rerun equals an uninterrupted run");
+        assert!(
+            r.status.success(),
+            "{point}: rerun: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        assert_eq!(
+            tables(&out),
+            s.whole,
+            "{point}: rerun equals an uninterrupted run"
+        );
         assert!(!out.join("_staging").exists() && !out.join("_journal.json").exists());
     }
 }
@@ -113,7 +144,11 @@ fn sigkill_at_random_moments() {
         let _ = child.wait();
         recover(&out);
         let now = tables(&out);
-        assert!(now == s.half || now == s.whole, "kill after {} ms left a mixture", 50 << step);
+        assert!(
+            now == s.half || now == s.whole,
+            "kill after {} ms left a mixture",
+            50 << step
+        );
     }
     let r = run_bin(&run_args(i, o), &[]);
     assert!(r.status.success());

@@ -14,9 +14,16 @@ fn check(preset: Preset) {
     run_in_process(&input, &four, 4).unwrap();
     run_cluster(&input, &two_by_two, 2, 2);
     let expected = tables(&one);
-    assert!(expected.values().all(|rows| !rows.is_empty()), "every table has rows");
+    assert!(
+        expected.values().all(|rows| !rows.is_empty()),
+        "every table has rows"
+    );
     assert_eq!(tables(&four), expected, "4 workers differ from 1");
-    assert_eq!(tables(&two_by_two), expected, "2 processes x 2 workers differ from 1");
+    assert_eq!(
+        tables(&two_by_two),
+        expected,
+        "2 processes x 2 workers differ from 1"
+    );
 }
 
 #[test]

@@ -21,7 +21,11 @@ fn check(preset: Preset, first: usize) {
     subset(&full, &grow, seqs.iter().copied());
     let b = run_in_process(&grow, &out, 3).unwrap();
 
-    assert_eq!(tables(&out), tables(&whole), "incremental differs from one run");
+    assert_eq!(
+        tables(&out),
+        tables(&whole),
+        "incremental differs from one run"
+    );
     assert_eq!(b.snapshots, seqs[first..].to_vec());
     // Work: the second run reads only the new snapshots' rows...
     assert_eq!(a.pages_read + b.pages_read, one_run.pages_read);
@@ -66,7 +70,16 @@ fn continuing_with_another_job_is_refused() {
     let other_job = dir.path().join("job.toml");
     std::fs::write(&other_job, "[output]\nzstd_level = 9\n").unwrap();
     let o = run_bin(
-        &["run", "-q", "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap(), "--job", other_job.to_str().unwrap()],
+        &[
+            "run",
+            "-q",
+            "--input",
+            input.to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+            "--job",
+            other_job.to_str().unwrap(),
+        ],
         &[],
     );
     assert_eq!(o.status.code(), Some(2));

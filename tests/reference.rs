@@ -24,7 +24,13 @@ fn host(url: &str) -> String {
 
 fn random_crawl(rng: &mut Pcg64Mcg) -> Vec<Snap> {
     let hosts = ["a.com", "b.org", "c.net", "d.edu", "e.gov"];
-    let url = |rng: &mut Pcg64Mcg| format!("http://{}/{}", hosts[rng.random_range(0..hosts.len())], rng.random_range(0..8));
+    let url = |rng: &mut Pcg64Mcg| {
+        format!(
+            "http://{}/{}",
+            hosts[rng.random_range(0..hosts.len())],
+            rng.random_range(0..8)
+        )
+    };
     let n = rng.random_range(2..7);
     let mut day = 0;
     (0..n)
@@ -47,7 +53,12 @@ fn random_crawl(rng: &mut Pcg64Mcg) -> Vec<Snap> {
                 };
                 links.push((src, dst));
             }
-            Snap { day, partial, pages, links }
+            Snap {
+                day,
+                partial,
+                pages,
+                links,
+            }
         })
         .collect()
 }
@@ -74,11 +85,28 @@ fn reference(snaps: &[Snap]) -> (Vec<String>, Vec<String>) {
         }
         let mut links = listed.clone();
         if s.partial {
-            let covered: Set = listed.iter().map(|l| l.0.clone()).chain(fetched.iter().cloned()).collect();
-            links.extend(links_prev.iter().filter(|l| !covered.contains(&l.0)).cloned());
+            let covered: Set = listed
+                .iter()
+                .map(|l| l.0.clone())
+                .chain(fetched.iter().cloned())
+                .collect();
+            links.extend(
+                links_prev
+                    .iter()
+                    .filter(|l| !covered.contains(&l.0))
+                    .cloned(),
+            );
         }
-        let alive: Set = if s.partial { alive_prev.union(&fetched).cloned().collect() } else { fetched.clone() };
-        let gone: Set = if s.partial { Set::new() } else { alive_prev.difference(&fetched).cloned().collect() };
+        let alive: Set = if s.partial {
+            alive_prev.union(&fetched).cloned().collect()
+        } else {
+            fetched.clone()
+        };
+        let gone: Set = if s.partial {
+            Set::new()
+        } else {
+            alive_prev.difference(&fetched).cloned().collect()
+        };
         let new: Set = fetched.difference(&known_before).cloned().collect();
         let changed: Set = s
             .pages
@@ -97,14 +125,25 @@ fn reference(snaps: &[Snap]) -> (Vec<String>, Vec<String>) {
             .collect();
         let time = (1_767_571_200 + s.day * 86_400) * 1_000_000;
         let count = |set: &Set, h: &str| set.iter().filter(|u| host(u) == h).count();
-        let lcount = |set: &BTreeSet<(String, String)>, h: &str| set.iter().filter(|l| host(&l.0) == h).count();
+        let lcount = |set: &BTreeSet<(String, String)>, h: &str| {
+            set.iter().filter(|l| host(&l.0) == h).count()
+        };
         let (mut hosts, mut new_hosts) = (0, 0);
         for h in &all_hosts {
             let pf = count(&fetched, h);
             let is_new = pf > 0 && !hosts_before.contains(h);
             hosts += (pf > 0) as usize;
             new_hosts += is_new as usize;
-            let row = [pf, count(&known, h), count(&new, h), count(&gone, h), count(&changed, h), lcount(&links, h), lcount(&new_links, h), lcount(&removed, h)];
+            let row = [
+                pf,
+                count(&known, h),
+                count(&new, h),
+                count(&gone, h),
+                count(&changed, h),
+                lcount(&links, h),
+                lcount(&new_links, h),
+                lcount(&removed, h),
+            ];
             if row[0] > 0 || row[5] > 0 || row[3] > 0 || row[7] > 0 {
                 let cells: Vec<String> = row.iter().map(|c| c.to_string()).collect();
                 host_rows.push(format!("snapshot={seq}|{h}|{}|{is_new}", cells.join("|")));
@@ -142,14 +181,30 @@ fn spine_tables_match_brute_force_on_random_crawls() {
         let dir = tempdir();
         let c = Crawl::new(&dir.path().join("in"));
         for (seq, s) in snaps.iter().enumerate() {
-            let pages: Vec<(&str, &str)> = s.pages.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-            let links: Vec<(&str, &str)> = s.links.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            let pages: Vec<(&str, &str)> = s
+                .pages
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            let links: Vec<(&str, &str)> = s
+                .links
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
             c.snapshot(seq as u64, s.day, s.partial, &pages, &links);
         }
         let out = dir.path().join("out");
         run_in_process(&c.dir, &out, 1 + case % 3).unwrap();
         let (snap_rows, host_rows) = reference(&snaps);
-        assert_eq!(table_rows(&out, "snapshots"), snap_rows, "case {case}: snapshots");
-        assert_eq!(table_rows(&out, "host_snapshots"), host_rows, "case {case}: host_snapshots");
+        assert_eq!(
+            table_rows(&out, "snapshots"),
+            snap_rows,
+            "case {case}: snapshots"
+        );
+        assert_eq!(
+            table_rows(&out, "host_snapshots"),
+            host_rows,
+            "case {case}: host_snapshots"
+        );
     }
 }

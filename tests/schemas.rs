@@ -19,8 +19,16 @@ fn written_files_carry_the_declared_schema() {
         find_parquet(&out.join(t.name), &mut files);
         assert!(!files.is_empty(), "{} has files", t.name);
         for f in files {
-            let r = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&f).unwrap()).unwrap();
-            assert_eq!(r.schema().fields(), t.arrow_schema().fields(), "{}", f.display());
+            let r = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                std::fs::File::open(&f).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(
+                r.schema().fields(),
+                t.arrow_schema().fields(),
+                "{}",
+                f.display()
+            );
         }
     }
 }

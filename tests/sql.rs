@@ -9,8 +9,17 @@ use webevo::generate::Preset;
 use crate::util::*;
 
 fn python_check(args: &[&std::ffi::OsStr]) -> Option<String> {
-    let o = Command::new("python3").args(args).current_dir(root()).output().expect("python3");
-    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let python = std::env::var("WEBEVO_PYTHON").unwrap_or_else(|_| "python3".into());
+    let o = Command::new(python)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("python3");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     match o.status.code() {
         Some(0) => Some(text),
         Some(3) => {

@@ -78,7 +78,14 @@ pub fn run_cluster(input: &Path, output: &Path, processes: usize, workers: usize
                 .arg(input)
                 .arg("--output")
                 .arg(output)
-                .args(["-w", &workers.to_string(), "-n", &processes.to_string(), "-p", &p.to_string()])
+                .args([
+                    "-w",
+                    &workers.to_string(),
+                    "-n",
+                    &processes.to_string(),
+                    "-p",
+                    &p.to_string(),
+                ])
                 .arg("--hostfile")
                 .arg(&hostfile)
                 .current_dir(root())
@@ -97,7 +104,10 @@ pub fn free_ports(n: usize) -> Vec<u16> {
     let listeners: Vec<_> = (0..n)
         .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
         .collect();
-    listeners.iter().map(|l| l.local_addr().unwrap().port()).collect()
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect()
 }
 
 /// Every committed table of `out` as sorted row strings, keyed by table name.
@@ -122,7 +132,10 @@ pub fn table_rows(out: &Path, table: &str) -> Vec<String> {
 }
 
 fn collect_rows(dir: &Path, prefix: &str, rows: &mut Vec<String>) {
-    let mut entries: Vec<_> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
     for path in entries {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -130,11 +143,18 @@ fn collect_rows(dir: &Path, prefix: &str, rows: &mut Vec<String>) {
             collect_rows(&path, &format!("{prefix}{name}|"), rows);
         } else if name.ends_with(".parquet") {
             let f = fs::File::open(&path).unwrap();
-            let reader = ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap();
+            let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+                .unwrap()
+                .build()
+                .unwrap();
             for batch in reader {
                 let batch = batch.unwrap();
                 for r in 0..batch.num_rows() {
-                    let cells: Vec<String> = batch.columns().iter().map(|c| cell(c.as_ref(), r)).collect();
+                    let cells: Vec<String> = batch
+                        .columns()
+                        .iter()
+                        .map(|c| cell(c.as_ref(), r))
+                        .collect();
                     rows.push(format!("{prefix}{}", cells.join("|")));
                 }
             }
@@ -152,7 +172,10 @@ fn cell(a: &dyn Array, r: usize) -> String {
         DataType::Float64 => format!("{:?}", a.as_primitive::<Float64Type>().value(r)),
         DataType::Utf8 => a.as_string::<i32>().value(r).to_string(),
         DataType::Boolean => a.as_boolean().value(r).to_string(),
-        DataType::Timestamp(_, _) => a.as_primitive::<TimestampMicrosecondType>().value(r).to_string(),
+        DataType::Timestamp(_, _) => a
+            .as_primitive::<TimestampMicrosecondType>()
+            .value(r)
+            .to_string(),
         other => panic!("unexpected column type {other}"),
     }
 }
@@ -165,16 +188,29 @@ pub struct Crawl {
 impl Crawl {
     pub fn new(dir: &Path) -> Crawl {
         fs::create_dir_all(dir.join("snapshots")).unwrap();
-        Crawl { dir: dir.to_path_buf() }
+        Crawl {
+            dir: dir.to_path_buf(),
+        }
     }
 
     /// Adds snapshot `seq` at `day` days after 2026-01-05; `pages` are
     /// `(url, digest)`, `links` `(src, dst)`.
-    pub fn snapshot(&self, seq: u64, day: i64, partial: bool, pages: &[(&str, &str)], links: &[(&str, &str)]) -> &Self {
+    pub fn snapshot(
+        &self,
+        seq: u64,
+        day: i64,
+        partial: bool,
+        pages: &[(&str, &str)],
+        links: &[(&str, &str)],
+    ) -> &Self {
         let d = self.dir.join("snapshots").join(seq.to_string());
         fs::create_dir_all(&d).unwrap();
         let time = 1_767_571_200 + day * 86_400;
-        fs::write(d.join("snapshot.json"), format!("{{\"time\": \"{time}\", \"partial\": {partial}}}")).unwrap();
+        fs::write(
+            d.join("snapshot.json"),
+            format!("{{\"time\": \"{time}\", \"partial\": {partial}}}"),
+        )
+        .unwrap();
         let mut p = String::from("url\tdigest\n");
         for (u, dg) in pages {
             p += &format!("{u}\t{dg}\n");
@@ -190,7 +226,11 @@ impl Crawl {
 
     /// Writes a raw file into snapshot `seq`.
     pub fn raw(&self, seq: u64, name: &str, text: &str) -> &Self {
-        fs::write(self.dir.join("snapshots").join(seq.to_string()).join(name), text).unwrap();
+        fs::write(
+            self.dir.join("snapshots").join(seq.to_string()).join(name),
+            text,
+        )
+        .unwrap();
         self
     }
 }

@@ -41,7 +41,9 @@ pub struct Args {
 
 pub fn main(args: Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let s = generate(args.preset.into(), args.seed, &args.out, &mut |line| eprintln!("webevo: {line}"))?;
+    let s = generate(args.preset.into(), args.seed, &args.out, &mut |line| {
+        eprintln!("webevo: {line}")
+    })?;
     eprintln!(
         "webevo: wrote {} snapshots ({} page rows, {} link rows, {} hosts) to {} in {:.1} s",
         s.snapshots,

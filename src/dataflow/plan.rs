@@ -84,6 +84,8 @@ pub struct WorkerLog {
     pub links_read: u64,
     /// State records this worker read to continue from the last commit.
     pub state_records_read: u64,
+    /// Wall time from starting to read a snapshot until all its tables were written.
+    pub snapshot_seconds: BTreeMap<Seq, f64>,
 }
 
 impl WorkerLog {

@@ -7,7 +7,9 @@ use crate::output::rows::{HostCounts, HostSnapshotRow, SnapshotRow};
 
 /// Returns `(host, counts)` for every host with a fact in the snapshot, accumulated
 /// from the ledger's deltas (including hosts only linked to).
-pub fn host_counts<'s>(facts: VecCollection<'s, Seq, HostKey<HostFact>>) -> VecCollection<'s, Seq, (HostId, HostCounts)> {
+pub fn host_counts<'s>(
+    facts: VecCollection<'s, Seq, HostKey<HostFact>>,
+) -> VecCollection<'s, Seq, (HostId, HostCounts)> {
     // A host's facts arrive as a handful of (fact, count) values: O(1) per host.
     facts
         .map(|k| (k.host, k.key))
@@ -25,15 +27,17 @@ pub fn host_snapshots<'s>(
     counts: VecCollection<'s, Seq, (HostId, HostCounts)>,
     names: VecCollection<'s, Seq, (HostId, String)>,
 ) -> VecCollection<'s, Seq, (HostId, HostSnapshotRow)> {
-    counts.filter(|(_, c)| c.crawled()).join_map(names, |host, counts, name| {
-        (
-            *host,
-            HostSnapshotRow {
-                host: name.clone(),
-                counts: *counts,
-            },
-        )
-    })
+    counts
+        .filter(|(_, c)| c.crawled())
+        .join_map(names, |host, counts, name| {
+            (
+                *host,
+                HostSnapshotRow {
+                    host: name.clone(),
+                    counts: *counts,
+                },
+            )
+        })
 }
 
 /// Returns the snapshot's single row of sums over hosts.

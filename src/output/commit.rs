@@ -70,6 +70,10 @@ pub struct RunRecord {
     pub pages_read: u64,
     pub links_read: u64,
     pub state_records_read: u64,
+    /// Wall time per snapshot (read, fold, write), and the peak resident memory
+    /// of process 0.
+    pub snapshot_seconds: BTreeMap<Seq, f64>,
+    pub peak_rss_bytes: u64,
 }
 
 #[derive(Serialize, Deserialize)]

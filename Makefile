@@ -1,0 +1,43 @@
+# Thin wrappers over cargo and the scripts; see README.md.
+CARGO ?= cargo
+WEBEVO := target/release/webevo
+# Python with duckdb for the DuckDB checks and the demo query, in a local venv.
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+
+.PHONY: build test demo bench bench-quick lint fmt schemas clean
+
+build:
+	$(CARGO) build --release
+
+$(PYTHON):
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check duckdb
+
+test: $(PYTHON)
+	WEBEVO_PYTHON=$(abspath $(PYTHON)) $(CARGO) test --release
+
+demo: build $(PYTHON)
+	test -d demo-data || $(WEBEVO) generate --preset demo --seed 1 --out demo-data
+	rm -rf demo-out
+	$(WEBEVO) run --input demo-data --output demo-out --job jobs/all.toml -w 2
+	$(PYTHON) scripts/demo_query.py demo-out
+
+bench: build $(PYTHON)
+	$(PYTHON) benches/bench.py --preset bench
+
+bench-quick: build $(PYTHON)
+	$(PYTHON) benches/bench.py --preset demo
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+schemas: build
+	$(WEBEVO) schemas
+
+clean:
+	rm -rf demo-data demo-out bench-data bench-out $(VENV)

@@ -1,0 +1,24 @@
+"""Prints a DuckDB query over a webevo output directory, and its result."""
+import sys
+
+import duckdb
+
+out = sys.argv[1] if len(sys.argv) > 1 else "demo-out"
+query = f"""
+select snapshot, strftime(time, '%Y-%m-%d') as day, pages_fetched, new_pages,
+       gone_pages, changed_pages, links, new_links, new_hosts
+from read_parquet('{out}/snapshots/**/*.parquet', hive_partitioning = true)
+order by snapshot
+"""
+print("DuckDB query:")
+print(query)
+duckdb.sql(query).show()
+
+query = f"""
+select host, sum(new_pages) as new_pages, sum(changed_pages) as changed_pages
+from read_parquet('{out}/host_snapshots/**/*.parquet', hive_partitioning = true)
+group by host order by new_pages desc limit 5
+"""
+print("The five hosts with most new pages:")
+print(query)
+duckdb.sql(query).show()
