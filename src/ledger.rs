@@ -198,8 +198,8 @@ impl Ledger {
         let mut links = Vec::new();
         for rec in records {
             match rec {
-                Record::Page(p) => pages.push(p),
-                Record::Mention(m) => mentions.push(m),
+                Record::Page(p) => pages.push(*p),
+                Record::Mention(m) => mentions.push(*m),
                 Record::Link(l) => links.push(LinkKey::from(l)),
                 Record::Restore(_) => unreachable!("state records arrive only at the restore time"),
             }

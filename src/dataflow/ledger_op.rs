@@ -78,7 +78,7 @@ fn fold(
         let state = records
             .into_iter()
             .map(|r| match r {
-                Record::Restore(s) => s,
+                Record::Restore(s) => *s,
                 other => panic!("input record at the restore epoch: {other:?}"),
             })
             .collect();
@@ -137,7 +137,9 @@ pub fn send_state(
     let parts = state::part_files(&ctx.plan.state_dir)?;
     for (j, part) in parts.iter().enumerate() {
         if j % peers == ctx.index {
-            state::read_part(part, |rec: StateRecord| send(Record::Restore(rec)))?;
+            state::read_part(part, |rec: StateRecord| {
+                send(Record::Restore(Box::new(rec)))
+            })?;
         }
     }
     Ok(())

@@ -9,7 +9,7 @@ pub mod crawl_dir;
 pub mod table;
 pub mod url;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -74,14 +74,19 @@ pub struct Mention {
 }
 
 /// Everything the ledger receives, routed by [`Record::host`].
+///
+/// Links are by far the most numerous records, so the other variants are boxed to
+/// keep a record at 40 bytes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Record {
-    Page(PageObs),
+    Page(Box<PageObs>),
     Link(LinkObs),
-    Mention(Mention),
+    Mention(Box<Mention>),
     /// Ledger state persisted by an earlier run.
-    Restore(StateRecord),
+    Restore(Box<StateRecord>),
 }
+
+const _: () = assert!(std::mem::size_of::<Record>() == 40);
 
 impl Record {
     pub fn host(&self) -> HostId {
@@ -152,22 +157,21 @@ pub fn read_snapshot(
             .transpose()?;
         let digest = row.text(3)?.map(digest_hash).unwrap_or(0);
         let url = UrlText::from(url);
-        emit(Record::Page(PageObs {
+        emit(Record::Page(Box::new(PageObs {
             host: HostId::of(url.host()),
             page: PageId::of(&url.url),
             url,
             fetch_time,
             status,
             digest,
-        }));
+        })));
         counts.pages += 1;
         Ok(())
     })?;
     let Some(links) = &snap.links else {
         return Ok(counts);
     };
-    // Each distinct endpoint is announced once per worker and snapshot.
-    let mut announced: HashSet<PageId, foldhash::fast::FixedState> = HashSet::default();
+    let mut urls = UrlCache::default();
     table::read_rows(links, share, salt + 1, |row| {
         let count = row.int(2)?.unwrap_or(1);
         if count < 1 {
@@ -176,30 +180,50 @@ pub fn read_snapshot(
         let (Some(src), Some(dst)) = (row.text(0)?, row.text(1)?) else {
             return Err("src and dst must not be empty".into());
         };
-        let (Ok(src), Ok(dst)) = (normalize(src), normalize(dst)) else {
+        let (Some(src), Some(dst)) = (urls.get(src, emit), urls.get(dst, emit)) else {
             odd.unparsable_link_urls += 1;
             return Ok(());
         };
-        let (src, dst) = (UrlText::from(src), UrlText::from(dst));
-        let (src_id, dst_id) = (PageId::of(&src.url), PageId::of(&dst.url));
-        if src_id == dst_id {
+        if src.1 == dst.1 {
             odd.self_links += 1;
             return Ok(());
         }
-        let (src_host, dst_host) = (HostId::of(src.host()), HostId::of(dst.host()));
-        for (host, page, url) in [(src_host, src_id, src), (dst_host, dst_id, dst)] {
-            if announced.insert(page) {
-                emit(Record::Mention(Mention { host, page, url }));
-            }
-        }
         emit(Record::Link(LinkObs {
-            src_host,
-            src: src_id,
-            dst: dst_id,
-            dst_host,
+            src_host: src.0,
+            src: src.1,
+            dst: dst.1,
+            dst_host: dst.0,
         }));
         counts.links += 1;
         Ok(())
     })?;
     Ok(counts)
+}
+
+/// Link endpoints of one snapshot on one worker, normalized once each.
+///
+/// Link tables repeat URLs heavily (a page's URL on every one of its outlinks, a
+/// popular target on every page that links to it), and parsing dominates ingest,
+/// so each distinct raw string is normalized once; the first time, its page is
+/// announced to its host's ledger as a [`Mention`].
+#[derive(Default)]
+struct UrlCache {
+    seen: HashMap<String, Option<(HostId, PageId)>, foldhash::fast::FixedState>,
+}
+
+impl UrlCache {
+    /// The ids of `raw`, or `None` if it cannot be a page.
+    fn get(&mut self, raw: &str, emit: &mut dyn FnMut(Record)) -> Option<(HostId, PageId)> {
+        if let Some(ids) = self.seen.get(raw) {
+            return *ids;
+        }
+        let ids = normalize(raw).ok().map(|n| {
+            let url = UrlText::from(n);
+            let (host, page) = (HostId::of(url.host()), PageId::of(&url.url));
+            emit(Record::Mention(Box::new(Mention { host, page, url })));
+            (host, page)
+        });
+        self.seen.insert(raw.to_string(), ids);
+        ids
+    }
 }
