@@ -39,6 +39,37 @@ impl HostCounts {
         }
     }
 
+    /// The eight counts, in the column order both count tables use.
+    fn counts(&self) -> [i64; 8] {
+        [
+            self.pages_fetched,
+            self.pages_known,
+            self.new_pages,
+            self.gone_pages,
+            self.changed_pages,
+            self.links,
+            self.new_links,
+            self.removed_links,
+        ]
+    }
+
+    fn counts_mut(&mut self) -> [&mut i64; 8] {
+        [
+            &mut self.pages_fetched,
+            &mut self.pages_known,
+            &mut self.new_pages,
+            &mut self.gone_pages,
+            &mut self.changed_pages,
+            &mut self.links,
+            &mut self.new_links,
+            &mut self.removed_links,
+        ]
+    }
+
+    fn write_counts(&self, out: &mut RowWriter) {
+        self.counts().into_iter().for_each(|c| out.i64(c));
+    }
+
     /// Whether the snapshot crawled anything of the host (else it has no row).
     pub fn crawled(&self) -> bool {
         self.pages_fetched > 0 || self.links > 0 || self.gone_pages > 0 || self.removed_links > 0
@@ -55,17 +86,9 @@ pub struct HostSnapshotRow {
 impl TableRow for HostSnapshotRow {
     const TABLE: &'static TableDef = &HOST_SNAPSHOTS;
     fn write(&self, _: &RowContext, out: &mut RowWriter) {
-        let c = &self.counts;
         out.str(&self.host);
-        out.i64(c.pages_fetched);
-        out.i64(c.pages_known);
-        out.i64(c.new_pages);
-        out.i64(c.gone_pages);
-        out.i64(c.changed_pages);
-        out.i64(c.links);
-        out.i64(c.new_links);
-        out.i64(c.removed_links);
-        out.bool(c.new_host);
+        self.counts.write_counts(out);
+        out.bool(self.counts.new_host);
     }
 }
 
@@ -83,14 +106,9 @@ impl SnapshotRow {
     /// Adds `times` hosts with counts `c`.
     pub fn add(&mut self, c: &HostCounts, times: i64) {
         let t = &mut self.totals;
-        t.pages_fetched += c.pages_fetched * times;
-        t.pages_known += c.pages_known * times;
-        t.new_pages += c.new_pages * times;
-        t.gone_pages += c.gone_pages * times;
-        t.changed_pages += c.changed_pages * times;
-        t.links += c.links * times;
-        t.new_links += c.new_links * times;
-        t.removed_links += c.removed_links * times;
+        for (sum, v) in t.counts_mut().into_iter().zip(c.counts()) {
+            *sum += v * times;
+        }
         self.hosts += if c.pages_fetched > 0 { times } else { 0 };
         self.new_hosts += if c.new_host { times } else { 0 };
     }
@@ -102,17 +120,9 @@ impl TableRow for SnapshotRow {
         let meta = ctx
             .snapshot
             .expect("snapshots rows are written per snapshot");
-        let c = &self.totals;
         out.time(meta.time);
         out.bool(meta.partial);
-        out.i64(c.pages_fetched);
-        out.i64(c.pages_known);
-        out.i64(c.new_pages);
-        out.i64(c.gone_pages);
-        out.i64(c.changed_pages);
-        out.i64(c.links);
-        out.i64(c.new_links);
-        out.i64(c.removed_links);
+        self.totals.write_counts(out);
         out.i64(self.hosts);
         out.i64(self.new_hosts);
     }
