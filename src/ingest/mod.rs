@@ -180,14 +180,17 @@ pub fn read_snapshot(
         let (Some(src), Some(dst)) = (row.text(0)?, row.text(1)?) else {
             return Err("src and dst must not be empty".into());
         };
-        let (Some(src), Some(dst)) = (urls.get(src, emit), urls.get(dst, emit)) else {
+        let (Some(src_ids), Some(dst_ids)) = (urls.ids(src), urls.ids(dst)) else {
             odd.unparsable_link_urls += 1;
             return Ok(());
         };
-        if src.1 == dst.1 {
+        if src_ids.1 == dst_ids.1 {
             odd.self_links += 1;
             return Ok(());
         }
+        urls.announce(src, emit);
+        urls.announce(dst, emit);
+        let (src, dst) = (src_ids, dst_ids);
         emit(Record::Link(LinkObs {
             src_host: src.0,
             src: src.1,
@@ -204,26 +207,49 @@ pub fn read_snapshot(
 ///
 /// Link tables repeat URLs heavily (a page's URL on every one of its outlinks, a
 /// popular target on every page that links to it), and parsing dominates ingest,
-/// so each distinct raw string is normalized once; the first time, its page is
-/// announced to its host's ledger as a [`Mention`].
+/// so each distinct raw string is normalized once. The first accepted link that
+/// names a page announces it to its host's ledger as a [`Mention`].
 #[derive(Default)]
 struct UrlCache {
-    seen: HashMap<String, Option<(HostId, PageId)>, foldhash::fast::FixedState>,
+    seen: HashMap<String, Option<Endpoint>, foldhash::fast::FixedState>,
+}
+
+struct Endpoint {
+    host: HostId,
+    page: PageId,
+    /// The normalized URL until the page has been announced.
+    unannounced: Option<UrlText>,
 }
 
 impl UrlCache {
     /// The ids of `raw`, or `None` if it cannot be a page.
-    fn get(&mut self, raw: &str, emit: &mut dyn FnMut(Record)) -> Option<(HostId, PageId)> {
-        if let Some(ids) = self.seen.get(raw) {
-            return *ids;
+    fn ids(&mut self, raw: &str) -> Option<(HostId, PageId)> {
+        if let Some(e) = self.seen.get(raw) {
+            return e.as_ref().map(|e| (e.host, e.page));
         }
-        let ids = normalize(raw).ok().map(|n| {
+        let e = normalize(raw).ok().map(|n| {
             let url = UrlText::from(n);
-            let (host, page) = (HostId::of(url.host()), PageId::of(&url.url));
-            emit(Record::Mention(Box::new(Mention { host, page, url })));
-            (host, page)
+            Endpoint {
+                host: HostId::of(url.host()),
+                page: PageId::of(&url.url),
+                unannounced: Some(url),
+            }
         });
-        self.seen.insert(raw.to_string(), ids);
+        let ids = e.as_ref().map(|e| (e.host, e.page));
+        self.seen.insert(raw.to_string(), e);
         ids
+    }
+
+    /// Announces the page of `raw` (already looked up) if it was not yet.
+    fn announce(&mut self, raw: &str, emit: &mut dyn FnMut(Record)) {
+        if let Some(Some(e)) = self.seen.get_mut(raw) {
+            if let Some(url) = e.unannounced.take() {
+                emit(Record::Mention(Box::new(Mention {
+                    host: e.host,
+                    page: e.page,
+                    url,
+                })));
+            }
+        }
     }
 }
