@@ -29,7 +29,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ingest::{LinkObs, OddRows, PageObs, Record, UrlText};
+use crate::ingest::{LinkObs, Mention, OddRows, PageObs, Record, UrlText};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
 use crate::state::StateRecord;
 
@@ -90,6 +90,36 @@ pub enum LedgerOut {
     HostName(HostKey<String>),
 }
 
+/// The records of one epoch on one worker, sorted by kind as they arrive, so a
+/// link costs its 32-byte [`LinkKey`] and nothing more while the epoch gathers.
+#[derive(Default)]
+pub struct Batch {
+    pub pages: Vec<PageObs>,
+    pub mentions: Vec<Mention>,
+    pub links: Vec<LinkKey>,
+    pub restore: Vec<StateRecord>,
+}
+
+impl Batch {
+    /// A batch expecting about `links` links (the previous epoch's count), so the
+    /// largest vector does not overshoot by doubling.
+    pub fn with_link_capacity(links: usize) -> Batch {
+        Batch {
+            links: Vec::with_capacity(links + links / 8),
+            ..Batch::default()
+        }
+    }
+
+    pub fn push(&mut self, rec: Record) {
+        match rec {
+            Record::Page(p) => self.pages.push(*p),
+            Record::Mention(m) => self.mentions.push(*m),
+            Record::Link(l) => self.links.push(LinkKey::from(l)),
+            Record::Restore(s) => self.restore.push(*s),
+        }
+    }
+}
+
 /// One worker's ledger.
 #[derive(Default)]
 pub struct Ledger {
@@ -122,6 +152,11 @@ impl Ledger {
     /// The last snapshot folded in, if any.
     pub fn last(&self) -> Option<Seq> {
         self.last
+    }
+
+    /// Links of the last snapshot (a capacity hint for the next batch).
+    pub fn links(&self) -> usize {
+        self.links.len()
     }
 
     /// Rebuilds the ledger from persisted state of snapshot `seq` and returns the
@@ -183,7 +218,7 @@ impl Ledger {
     pub fn advance(
         &mut self,
         meta: &SnapshotMeta,
-        records: Vec<Record>,
+        batch: Batch,
     ) -> Result<Vec<(LedgerOut, i64)>, String> {
         let t = meta.seq;
         let mut out = Vec::new();
@@ -193,17 +228,16 @@ impl Ledger {
         }
         let mut events = Deltas::default();
 
-        let mut pages = Vec::new();
-        let mut mentions = Vec::new();
-        let mut links = Vec::new();
-        for rec in records {
-            match rec {
-                Record::Page(p) => pages.push(*p),
-                Record::Mention(m) => mentions.push(*m),
-                Record::Link(l) => links.push(LinkKey::from(l)),
-                Record::Restore(_) => unreachable!("state records arrive only at the restore time"),
-            }
-        }
+        let Batch {
+            mut pages,
+            mut mentions,
+            links,
+            restore,
+        } = batch;
+        assert!(
+            restore.is_empty(),
+            "state records arrive only at the restore epoch"
+        );
 
         // Pages: one observation per page; of duplicates keep the latest fetch.
         pages.sort_unstable_by(|a, b| {
@@ -496,7 +530,6 @@ fn merge_union<T: Ord + Copy>(a: &[T], b: &[T], out: &mut Vec<T>) {
 mod tests {
     use super::*;
     use crate::ingest::url::normalize;
-    use crate::ingest::{Mention, PageObs};
 
     fn page(url: &str, digest: u64) -> Record {
         let u = UrlText::from(normalize(url).unwrap());
@@ -554,6 +587,12 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    fn batch(records: Vec<Record>) -> Batch {
+        let mut b = Batch::default();
+        records.into_iter().for_each(|r| b.push(r));
+        b
     }
 
     fn snapshots() -> Vec<(SnapshotMeta, Vec<Record>)> {
@@ -622,7 +661,7 @@ mod tests {
             ],
         ];
         for ((m, recs), want) in snaps.into_iter().zip(expected) {
-            accumulate(&mut acc, l.advance(&m, recs).unwrap());
+            accumulate(&mut acc, l.advance(&m, batch(recs)).unwrap());
             assert_eq!(facts(&acc, "a.com"), want, "snapshot {}", m.seq);
         }
         assert_eq!(facts(&acc, "b.com"), vec![]);
@@ -635,11 +674,11 @@ mod tests {
             let mut whole = Ledger::default();
             let mut want = FastMap::default();
             for (m, recs) in snaps.clone() {
-                accumulate(&mut want, whole.advance(&m, recs).unwrap());
+                accumulate(&mut want, whole.advance(&m, batch(recs)).unwrap());
             }
             let mut first = Ledger::default();
             for (m, recs) in snaps[..split].iter().cloned() {
-                first.advance(&m, recs).unwrap();
+                first.advance(&m, batch(recs)).unwrap();
             }
             // A new ledger from the persisted records, as the next run builds it.
             let state: Vec<StateRecord> = first.state_records().collect();
@@ -647,7 +686,7 @@ mod tests {
             let mut got = FastMap::default();
             accumulate(&mut got, second.restore(snaps[split - 1].0.seq, state));
             for (m, recs) in snaps[split..].iter().cloned() {
-                accumulate(&mut got, second.advance(&m, recs).unwrap());
+                accumulate(&mut got, second.advance(&m, batch(recs)).unwrap());
             }
             want.retain(|_, c| *c != 0);
             got.retain(|_, c| *c != 0);
@@ -663,7 +702,9 @@ mod tests {
             obs.page = PageId::of("http://a.com/other");
         }
         let other = page("http://a.com/other", 1);
-        let err = l.advance(&meta(0, false), vec![p, other]).unwrap_err();
+        let err = l
+            .advance(&meta(0, false), batch(vec![p, other]))
+            .unwrap_err();
         assert!(err.contains("collision"), "{err}");
     }
 }

@@ -43,6 +43,7 @@ pub struct RunSummary {
     pub links_read: u64,
     pub state_records_read: u64,
     pub snapshot_seconds: BTreeMap<Seq, f64>,
+    pub finish_seconds: f64,
     pub peak_rss_bytes: u64,
 }
 
@@ -126,6 +127,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         summary.state_records_read += log.state_records_read;
         if log.index == 0 {
             summary.snapshot_seconds = log.snapshot_seconds.clone();
+            summary.finish_seconds = log.finish_seconds;
         }
     }
     if !input_errors.is_empty() || !errors.is_empty() {
@@ -167,6 +169,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         links_read: summary.links_read,
         state_records_read: summary.state_records_read,
         snapshot_seconds: summary.snapshot_seconds.clone(),
+        finish_seconds: summary.finish_seconds,
         peak_rss_bytes: summary.peak_rss_bytes,
     });
     out.commit(&plan.run, &manifest)?;
@@ -318,7 +321,18 @@ fn run_worker(
         // cannot commit, but the dataflow must still see every epoch close.
         let failed = !log.borrow().input_errors.is_empty();
         if !failed {
-            match read_snapshot(snap, share, &mut odd, &mut |rec| input.send(rec)) {
+            // Step the dataflow now and then, so records move on to the ledgers
+            // (32 bytes a link there) instead of queueing in the input's channels.
+            let mut sent = 0u64;
+            let mut emit = |rec| {
+                input.send(rec);
+                sent += 1;
+                if sent % 65_536 == 0 {
+                    input.flush();
+                    worker.step();
+                }
+            };
+            match read_snapshot(snap, share, &mut odd, &mut emit) {
                 Ok(counts) => {
                     crate::failpoint::hit("ingest");
                     let mut l = log.borrow_mut();
@@ -345,7 +359,20 @@ fn run_worker(
         }
     }
 
-    // Every table and state file is written once the probe passed the last epoch.
+    // The ledgers write their state and the `pages` table at the finish epoch.
+    let started = Instant::now();
+    input.advance_to(plan.finish_epoch() + 1);
+    input.flush();
+    worker.step_or_park_while(None, || probe.less_than(input.time()));
+    log.borrow_mut().finish_seconds = started.elapsed().as_secs_f64();
+    if talk {
+        eprintln!(
+            "webevo: state and pages table written in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+
+    // Every table and state file is written once the probe passed the finish epoch.
     // Write this worker's log, then close the input: when the probe's frontier
     // is empty, every worker of every process has written its log.
     let path = plan.worker_log_path(index);

@@ -11,7 +11,7 @@ use timely::dataflow::Stream;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::Record;
-use crate::ledger::{Ledger, LedgerOut};
+use crate::ledger::{Batch, Ledger, LedgerOut};
 use crate::model::Seq;
 use crate::output::batch::RowContext;
 use crate::output::parquet::{part_path, write_rows};
@@ -19,8 +19,8 @@ use crate::output::rows::PageRow;
 use crate::state::{self, StateRecord, StateWriter};
 
 /// Routes `records` by host into each worker's [`Ledger`] and returns the ledger's
-/// updates. At the run's last epoch the ledger also writes its state and the
-/// `pages` table into the staging area, before it releases that epoch.
+/// updates. At the run's finish epoch (after the last snapshot) the ledger writes
+/// its state and the `pages` table into the staging area, before it releases it.
 pub fn ledger<'s>(
     records: Stream<'s, Seq, Vec<Record>>,
     ctx: &WorkerCtx,
@@ -32,33 +32,39 @@ pub fn ledger<'s>(
             Exchange::new(|r: &Record| r.route()),
             "Ledger",
             move |cap, _info| {
-                let epochs = ctx.plan.epochs();
+                let mut epochs = ctx.plan.epochs();
+                epochs.push(ctx.plan.finish_epoch());
                 let mut cap = Some(cap);
                 let mut next = 0;
-                let mut stash: BTreeMap<Seq, Vec<Record>> = BTreeMap::new();
+                let mut stash: BTreeMap<Seq, Batch> = BTreeMap::new();
                 let mut ledger = Ledger::default();
                 move |(input, frontier), output| {
                     input.for_each(|c, data| {
                         let t = *c.least().expect("records carry a time");
-                        stash.entry(t).or_default().append(data);
+                        let batch = stash
+                            .entry(t)
+                            .or_insert_with(|| Batch::with_link_capacity(ledger.links()));
+                        data.drain(..).for_each(|r| batch.push(r));
                     });
                     while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
                         let t = epochs[next];
-                        let records = stash.remove(&t).unwrap_or_default();
-                        let updates = fold(&mut ledger, &ctx, t, records);
                         let c = cap.as_ref().expect("held until the last epoch").delayed(&t);
-                        output
-                            .session(&c)
-                            .give_iterator(updates.into_iter().map(|(o, d)| (o, t, d as isize)));
+                        if t == ctx.plan.finish_epoch() {
+                            // After the last snapshot: leave the state for the next run.
+                            if let Err(e) = persist(&ledger, &ctx) {
+                                ctx.log.borrow_mut().error(e);
+                            }
+                        } else {
+                            let batch = stash.remove(&t).unwrap_or_default();
+                            let updates = fold(&mut ledger, &ctx, t, batch);
+                            output.session(&c).give_iterator(
+                                updates.into_iter().map(|(o, d)| (o, t, d as isize)),
+                            );
+                        }
                         next += 1;
                         match epochs.get(next) {
                             Some(n) => cap.as_mut().unwrap().downgrade(n),
-                            None => {
-                                if let Err(e) = persist(&ledger, &ctx) {
-                                    ctx.log.borrow_mut().error(e);
-                                }
-                                cap = None;
-                            }
+                            None => cap = None,
                         }
                     }
                 }
@@ -68,24 +74,12 @@ pub fn ledger<'s>(
 }
 
 /// Folds one epoch's records into the ledger.
-fn fold(
-    ledger: &mut Ledger,
-    ctx: &WorkerCtx,
-    t: Seq,
-    records: Vec<Record>,
-) -> Vec<(LedgerOut, i64)> {
+fn fold(ledger: &mut Ledger, ctx: &WorkerCtx, t: Seq, batch: Batch) -> Vec<(LedgerOut, i64)> {
     if ctx.plan.restore == Some(t) {
-        let state = records
-            .into_iter()
-            .map(|r| match r {
-                Record::Restore(s) => *s,
-                other => panic!("input record at the restore epoch: {other:?}"),
-            })
-            .collect();
-        return ledger.restore(t, state);
+        return ledger.restore(t, batch.restore);
     }
     let odd_before = ledger.odd;
-    let result = ledger.advance(ctx.plan.meta(t), records);
+    let result = ledger.advance(ctx.plan.meta(t), batch);
     let mut log = ctx.log.borrow_mut();
     let odd = log.odd.entry(t).or_default();
     odd.duplicate_links += ledger.odd.duplicate_links - odd_before.duplicate_links;

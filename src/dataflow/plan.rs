@@ -37,6 +37,11 @@ impl RunPlan {
             .collect()
     }
 
+    /// The epoch after the last snapshot, at which the ledger persists its state.
+    pub fn finish_epoch(&self) -> Seq {
+        self.snapshots.last().expect("a run has snapshots").meta.seq + 1
+    }
+
     /// Whether tables are written at `seq` (not at the restore epoch).
     pub fn writes(&self, seq: Seq) -> bool {
         Some(seq) != self.restore
@@ -86,6 +91,8 @@ pub struct WorkerLog {
     pub state_records_read: u64,
     /// Wall time from starting to read a snapshot until all its tables were written.
     pub snapshot_seconds: BTreeMap<Seq, f64>,
+    /// Wall time of writing the state and the rewritten tables after the last snapshot.
+    pub finish_seconds: f64,
 }
 
 impl WorkerLog {

@@ -73,6 +73,8 @@ pub struct RunRecord {
     /// Wall time per snapshot (read, fold, write), and the peak resident memory
     /// of process 0.
     pub snapshot_seconds: BTreeMap<Seq, f64>,
+    /// Writing the state and the rewritten tables after the last snapshot.
+    pub finish_seconds: f64,
     pub peak_rss_bytes: u64,
 }
 
