@@ -40,7 +40,7 @@ impl Analysis {
 
     /// Whether this build of webevo implements the analysis.
     pub fn available(self) -> bool {
-        false
+        matches!(self, Analysis::Discovery)
     }
 }
 

@@ -88,6 +88,12 @@ pub enum LedgerOut {
     Fact(HostKey<HostFact>),
     /// A host's name, inserted once when the host becomes known.
     HostName(HostKey<String>),
+    /// Discovery (inserted at a snapshot, retracted at the next): an on-host link
+    /// between two new pages, `(src, dst)`.
+    NewEdge(HostKey<(PageId, PageId)>),
+    /// Discovery: an on-host link from an old page fetched now to a new page,
+    /// `(src, dst, src URL)`: where the new-page closure starts.
+    StartEdge(HostKey<(PageId, PageId, String)>),
 }
 
 /// The records of one epoch on one worker, sorted by kind as they arrive, so a
@@ -134,6 +140,10 @@ pub struct Ledger {
     /// Event facts emitted at the last snapshot (retracted at the next).
     events: Vec<(HostKey<HostFact>, i64)>,
     last: Option<Seq>,
+    /// Whether to emit the discovery records, and those emitted at the last
+    /// snapshot (retracted at the next; derived from the state on restore).
+    pub discovery: bool,
+    discovery_events: Vec<LedgerOut>,
     /// Odd rows only the ledger can see (duplicates split across workers).
     pub odd: OddRows,
 }
@@ -209,8 +219,40 @@ impl Ledger {
         self.events.sort_unstable();
         self.last = Some(seq);
         out.extend(finish(deltas));
+        self.emit_discovery(seq, &mut out);
         out.sort_unstable();
         out
+    }
+
+    /// Retracts the last snapshot's discovery records and emits those of `t`.
+    fn emit_discovery(&mut self, t: Seq, out: &mut Vec<(LedgerOut, i64)>) {
+        if !self.discovery {
+            return;
+        }
+        out.extend(self.discovery_events.drain(..).map(|e| (e, -1)));
+        let pages = &self.pages;
+        let is_new = |id: &PageId| pages[id].first_seen == t;
+        let fetched_now = |id: &PageId| self.fetched.binary_search(id).is_ok();
+        let mut events = Vec::new();
+        for l in self.links.iter().filter(|l| l.src_host == l.dst_host) {
+            if !fetched_now(&l.dst) || !is_new(&l.dst) || !fetched_now(&l.src) {
+                continue;
+            }
+            let host = l.src_host;
+            events.push(if is_new(&l.src) {
+                LedgerOut::NewEdge(HostKey {
+                    host,
+                    key: (l.src, l.dst),
+                })
+            } else {
+                LedgerOut::StartEdge(HostKey {
+                    host,
+                    key: (l.src, l.dst, pages[&l.src].url.url.clone()),
+                })
+            });
+        }
+        out.extend(events.iter().cloned().map(|e| (e, 1)));
+        self.discovery_events = events;
     }
 
     /// Folds in snapshot `meta` and returns the differential updates at its time.
@@ -339,6 +381,7 @@ impl Ledger {
         }
         self.events = ev;
         out.extend(finish(deltas));
+        self.emit_discovery(t, &mut out);
         out.sort_unstable();
         Ok(out)
     }

@@ -4,6 +4,7 @@
 //! [`ingest`] (crawl directories to records) → [`dataflow`] (the [`ledger`] and the
 //! analyses' stages) → [`output`] (schemas, Parquet, the commit protocol).
 
+pub mod algo;
 pub mod cli;
 pub mod dataflow;
 pub mod error;

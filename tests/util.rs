@@ -47,7 +47,7 @@ pub fn run_in_process(input: &Path, output: &Path, workers: usize) -> anyhow::Re
     run(&RunRequest {
         input: input.to_path_buf(),
         output: output.to_path_buf(),
-        job: Job::default(),
+        job: Job::load(&root().join("jobs/all.toml")).expect("jobs/all.toml"),
         cluster: Cluster::new(workers, 1, 0, None).unwrap(),
         progress: false,
     })

@@ -11,6 +11,7 @@ use timely::dataflow::Stream;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::Record;
+use crate::job::Analysis;
 use crate::ledger::{Batch, Ledger, LedgerOut};
 use crate::model::Seq;
 use crate::output::batch::RowContext;
@@ -38,6 +39,7 @@ pub fn ledger<'s>(
                 let mut next = 0;
                 let mut stash: BTreeMap<Seq, Batch> = BTreeMap::new();
                 let mut ledger = Ledger::default();
+                ledger.discovery = ctx.plan.job.analyses.contains(&Analysis::Discovery);
                 move |(input, frontier), output| {
                     input.for_each(|c, data| {
                         let t = *c.least().expect("records carry a time");

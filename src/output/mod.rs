@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod commit;
+pub mod discovery;
 pub mod parquet;
 pub mod rows;
 pub mod schema;

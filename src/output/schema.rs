@@ -134,8 +134,45 @@ pub static PAGES: TableDef = TableDef {
     ],
 };
 
+pub static COVER_TRAJECTORY: TableDef = TableDef {
+    name: "cover_trajectory",
+    partitioned: true,
+    doc: "Discovery: per site, the GREEDY cover of its new pages by its old pages, one row per pick (ties: smallest URL). A prefix of k rows is the k-budgeted cover.",
+    columns: &[
+        c("site", Utf8, false, "The site (its host name)."),
+        c("rank", Int64, false, "Position of the pick, from 1."),
+        c("url", Utf8, false, "The old page picked: fetched in this snapshot and in an earlier one."),
+        c("gain", Int64, false, "New pages it reaches (through new pages only) that no earlier pick reaches."),
+        c("covered", Int64, false, "New pages reached by the picks up to this one."),
+        c("overhead", Float64, false, "rank / covered: old pages fetched per new page found."),
+    ],
+};
+
+pub static COVER_SUMMARY: TableDef = TableDef {
+    name: "cover_summary",
+    partitioned: true,
+    doc: "Discovery: per old site (with pages fetched before) with new pages, the new-page closure and its greedy covers. 90% covers are relative to the coverable new pages (orphans excluded), as in the paper.",
+    columns: &[
+        c("site", Utf8, false, "The site (its host name)."),
+        c("old_pages", Int64, false, "Pages of the site fetched now and in an earlier snapshot."),
+        c("new_pages", Int64, false, "Pages of the site fetched now and known in no earlier snapshot."),
+        c("covering_pairs", Int64, false, "Pairs (old x, new y) with a path x -> y through new pages only (|Z_t|)."),
+        c("orphans", Int64, false, "New pages no old page reaches."),
+        c("cover90_size", Int64, false, "Picks of the shortest greedy prefix covering 90% of the coverable new pages."),
+        c("cover90_covered", Int64, false, "New pages that prefix covers."),
+        c("cover100_size", Int64, false, "Picks of the whole greedy cover."),
+        c("cover100_covered", Int64, false, "New pages it covers (all coverable ones)."),
+    ],
+};
+
 /// Every table webevo writes, in the order the README lists them.
-pub static TABLES: &[&TableDef] = &[&SNAPSHOTS, &HOST_SNAPSHOTS, &PAGES];
+pub static TABLES: &[&TableDef] = &[
+    &SNAPSHOTS,
+    &HOST_SNAPSHOTS,
+    &PAGES,
+    &COVER_TRAJECTORY,
+    &COVER_SUMMARY,
+];
 
 impl TableDef {
     /// The Arrow schema of the table's files (without the partition column).

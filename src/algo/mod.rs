@@ -1,0 +1,5 @@
+//! Plain per-site algorithms, called from inside differential `reduce`s on one
+//! site's data. No timely or differential types here.
+
+pub mod greedy;
+pub mod jaccard;
