@@ -22,3 +22,15 @@ group by host order by new_pages desc limit 5
 print("The five hosts with most new pages:")
 print(query)
 duckdb.sql(query).show()
+
+query = f"""
+with t as (select * from read_parquet('{out}/cover_trajectory/**/*.parquet', hive_partitioning = true)),
+     budgets as (select unnest([1, 2, 5, 10, 20]) as k)
+select k, avg(covered) as mean_covered
+from (select k, snapshot, site, max(covered) as covered from t, budgets where rank <= k
+      group by k, snapshot, site)
+group by k order by k
+"""
+print("Discovery: mean new pages a site's greedy cover finds with a budget of k old pages:")
+print(query)
+duckdb.sql(query).show()
