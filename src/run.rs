@@ -32,20 +32,8 @@ pub struct RunRequest {
     pub progress: bool,
 }
 
-/// What a run did.
-#[derive(Clone, Debug, Default)]
-pub struct RunSummary {
-    pub snapshots: Vec<Seq>,
-    pub rows: BTreeMap<String, u64>,
-    pub odd_rows: BTreeMap<Seq, OddRows>,
-    pub seconds: f64,
-    pub pages_read: u64,
-    pub links_read: u64,
-    pub state_records_read: u64,
-    pub snapshot_seconds: BTreeMap<Seq, f64>,
-    pub finish_seconds: f64,
-    pub peak_rss_bytes: u64,
-}
+/// What a run did: the record the manifest keeps of it.
+pub type RunSummary = RunRecord;
 
 /// Processes every snapshot of the input that the output has not committed yet.
 pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
@@ -106,10 +94,12 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
     }
 
     let logs = read_worker_logs(&plan, req.cluster.total_workers())?;
-    let mut summary = RunSummary {
+    let mut summary = RunRecord {
+        run: plan.run.clone(),
         snapshots: plan.snapshots.iter().map(|s| s.meta.seq).collect(),
+        workers: req.cluster.total_workers(),
         seconds: started.elapsed().as_secs_f64(),
-        ..RunSummary::default()
+        ..RunRecord::default()
     };
     let mut errors = Vec::new();
     let mut input_errors = Vec::new();
@@ -158,20 +148,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
     manifest
         .snapshots
         .extend(plan.snapshots.iter().map(|s| s.meta.clone()));
-    manifest.runs.push(RunRecord {
-        run: plan.run.clone(),
-        snapshots: summary.snapshots.clone(),
-        workers: req.cluster.total_workers(),
-        seconds: summary.seconds,
-        rows: summary.rows.clone(),
-        odd_rows: summary.odd_rows.clone(),
-        pages_read: summary.pages_read,
-        links_read: summary.links_read,
-        state_records_read: summary.state_records_read,
-        snapshot_seconds: summary.snapshot_seconds.clone(),
-        finish_seconds: summary.finish_seconds,
-        peak_rss_bytes: summary.peak_rss_bytes,
-    });
+    manifest.runs.push(summary.clone());
     out.commit(&plan.run, &manifest)?;
     if req.progress {
         print_summary(&summary);

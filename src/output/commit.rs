@@ -55,7 +55,7 @@ impl Manifest {
 }
 
 /// One committed run, for the record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
     pub run: String,
     pub snapshots: Vec<Seq>,
