@@ -139,7 +139,6 @@ pub struct Ledger {
     alive: Vec<PageId>,
     /// Event facts emitted at the last snapshot (retracted at the next).
     events: Vec<(HostKey<HostFact>, i64)>,
-    last: Option<Seq>,
     /// Whether to emit the discovery records, and those emitted at the last
     /// snapshot (retracted at the next; derived from the state on restore).
     pub discovery: bool,
@@ -159,11 +158,6 @@ impl Deltas {
 }
 
 impl Ledger {
-    /// The last snapshot folded in, if any.
-    pub fn last(&self) -> Option<Seq> {
-        self.last
-    }
-
     /// Links of the last snapshot (a capacity hint for the next batch).
     pub fn links(&self) -> usize {
         self.links.len()
@@ -217,7 +211,6 @@ impl Ledger {
         self.known.sort_unstable();
         self.alive.sort_unstable();
         self.events.sort_unstable();
-        self.last = Some(seq);
         out.extend(finish(deltas));
         self.emit_discovery(seq, &mut out);
         out.sort_unstable();
@@ -372,7 +365,6 @@ impl Ledger {
         self.fetched = fetched;
         self.known = known;
         self.alive = alive;
-        self.last = Some(t);
         let mut ev: Vec<(HostKey<HostFact>, i64)> =
             events.0.into_iter().filter(|(_, c)| *c != 0).collect();
         ev.sort_unstable();

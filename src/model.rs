@@ -88,39 +88,6 @@ pub enum HostFact {
     NewHost,
 }
 
-/// Domain class of a host, as the change paper groups them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum DomainClass {
-    Com,
-    Edu,
-    NetOrg,
-    Gov,
-    Other,
-}
-
-impl DomainClass {
-    pub fn of_host(host: &str) -> DomainClass {
-        let tld = host.rsplit('.').next().unwrap_or("");
-        match tld {
-            "com" => DomainClass::Com,
-            "edu" => DomainClass::Edu,
-            "net" | "org" => DomainClass::NetOrg,
-            "gov" | "mil" => DomainClass::Gov,
-            _ => DomainClass::Other,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DomainClass::Com => "com",
-            DomainClass::Edu => "edu",
-            DomainClass::NetOrg => "netorg",
-            DomainClass::Gov => "gov",
-            DomainClass::Other => "other",
-        }
-    }
-}
-
 /// One snapshot of the input, as the run plans it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SnapshotMeta {
@@ -155,14 +122,5 @@ mod tests {
             differential_dataflow::Hashable::hashed(&a),
             differential_dataflow::Hashable::hashed(&b)
         );
-    }
-
-    #[test]
-    fn domain_classes() {
-        assert_eq!(DomainClass::of_host("www.x.com"), DomainClass::Com);
-        assert_eq!(DomainClass::of_host("cs.stanford.edu"), DomainClass::Edu);
-        assert_eq!(DomainClass::of_host("x.org"), DomainClass::NetOrg);
-        assert_eq!(DomainClass::of_host("x.mil"), DomainClass::Gov);
-        assert_eq!(DomainClass::of_host("bbc.co.uk"), DomainClass::Other);
     }
 }

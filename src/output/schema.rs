@@ -212,8 +212,3 @@ impl TableDef {
         })
     }
 }
-
-/// Finds a table by name.
-pub fn table(name: &str) -> Option<&'static TableDef> {
-    TABLES.iter().copied().find(|t| t.name == name)
-}
