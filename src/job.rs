@@ -52,6 +52,79 @@ pub struct JobFile {
     pub analyses: Vec<Analysis>,
     #[serde(default)]
     pub output: OutputSection,
+    #[serde(default)]
+    pub discovery: DiscoveryParams,
+}
+
+/// How pages are grouped into sites.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SiteKey {
+    /// A site is a host name.
+    #[default]
+    Host,
+    /// A site is the host's registered domain under the public suffix list.
+    RegisteredDomain,
+}
+
+/// The discovery analysis' parameters (`[discovery]`; docs/discovery.md). The site
+/// key applies to the whole run: every per-host table is then per site.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DiscoveryParams {
+    pub site_key: SiteKey,
+    /// Clustering links pages with Jaccard overlap at least `1 - eps_b`.
+    pub eps_b: f64,
+    /// Decay of older recrawl rounds in the windowed policies.
+    pub alpha: f64,
+    /// Full recrawl period, in snapshots.
+    pub delta: u32,
+    /// Budgets of `policy_eval`.
+    pub budgets: Vec<u64>,
+    /// Budgets of `cover_curve`.
+    pub curve_budgets: Vec<u64>,
+    /// Budgets of `global_cover`.
+    pub global_budgets: Vec<u64>,
+}
+
+impl Default for DiscoveryParams {
+    fn default() -> Self {
+        DiscoveryParams {
+            site_key: SiteKey::Host,
+            eps_b: 0.8,
+            alpha: 1.0,
+            delta: 1,
+            budgets: vec![1, 10, 100, 1000, 10000],
+            curve_budgets: vec![1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+            global_budgets: vec![1, 10, 100, 1000, 10000, 100000, 1000000],
+        }
+    }
+}
+
+impl DiscoveryParams {
+    fn check(&self) -> Result<(), String> {
+        if !(self.eps_b > 0.0 && self.eps_b <= 1.0) {
+            return Err(format!("discovery.eps_b = {} is not in (0, 1]", self.eps_b));
+        }
+        if !(self.alpha > 0.0 && self.alpha <= 1.0) {
+            return Err(format!("discovery.alpha = {} is not in (0, 1]", self.alpha));
+        }
+        if self.delta == 0 {
+            return Err("discovery.delta must be at least 1".into());
+        }
+        for (name, b) in [
+            ("budgets", &self.budgets),
+            ("curve_budgets", &self.curve_budgets),
+            ("global_budgets", &self.global_budgets),
+        ] {
+            if b.is_empty() || b.contains(&0) || !b.windows(2).all(|w| w[0] < w[1]) {
+                return Err(format!(
+                    "discovery.{name} = {b:?} must be positive and strictly increasing"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -85,6 +158,7 @@ fn default_zstd_level() -> i32 {
 pub struct Job {
     pub analyses: Vec<Analysis>,
     pub write: WriteSettings,
+    pub discovery: DiscoveryParams,
 }
 
 impl Default for Job {
@@ -140,8 +214,10 @@ impl Job {
                 o.zstd_level
             )));
         }
+        file.discovery.check().map_err(invalid)?;
         Ok(Job {
             analyses,
+            discovery: file.discovery,
             write: WriteSettings {
                 row_group_rows: o.row_group_rows,
                 zstd_level: o.zstd_level,
@@ -260,5 +336,16 @@ mod tests {
         assert!(Job::parse("analyses = [\"nope\"]", p).is_err());
         let j = Job::parse("[output]\nrow_group_rows = 4096", p).unwrap();
         assert_eq!(j.write.row_group_rows, 4096);
+        assert!(Job::parse("[discovery]\neps_b = 0", p).is_err());
+        assert!(Job::parse("[discovery]\nbudgets = [10, 1]", p).is_err());
+        assert!(Job::parse("[discovery]\nsite_key = \"domain\"", p).is_err());
+        let j = Job::parse(
+            "[discovery]\nsite_key = \"registered_domain\"\ndelta = 2",
+            p,
+        )
+        .unwrap();
+        assert_eq!(j.discovery.site_key, SiteKey::RegisteredDomain);
+        assert_eq!(j.discovery.delta, 2);
+        assert_eq!(j.discovery.eps_b, 0.8);
     }
 }

@@ -94,6 +94,14 @@ pub enum LedgerOut {
     /// Discovery: an on-host link from an old page fetched now to a new page,
     /// `(src, dst, src URL)`: where the new-page closure starts.
     StartEdge(HostKey<(PageId, PageId, String)>),
+    /// Discovery: an old page fetched now links to a page of site `host`, which
+    /// this worker's links never reached before: `host` may be a new site, and
+    /// `(src, src URL)` a page covering it. Keyed by the destination site, so a
+    /// join with the new sites keeps the true ones.
+    OffSiteStart(HostKey<(PageId, String)>),
+    /// Restored state of a downstream per-site operator (opaque bytes), emitted
+    /// once at the restore epoch on the worker that owns the site.
+    Restored(HostKey<Vec<u8>>),
 }
 
 /// The records of one epoch on one worker, sorted by kind as they arrive, so a
@@ -143,6 +151,8 @@ pub struct Ledger {
     /// snapshot (retracted at the next; derived from the state on restore).
     pub discovery: bool,
     discovery_events: Vec<LedgerOut>,
+    /// Sites that off-site links of earlier snapshots reached: never new again.
+    linked_sites: std::collections::HashSet<HostId, foldhash::fast::FixedState>,
     /// Odd rows only the ledger can see (duplicates split across workers).
     pub odd: OddRows,
 }
@@ -184,6 +194,9 @@ impl Ledger {
                 }
                 StateRecord::Link(l) => self.links.push(l),
                 StateRecord::Event(k, c) => self.events.push((k, c)),
+                StateRecord::Site(host, bytes) => {
+                    out.push((LedgerOut::Restored(HostKey { host, key: bytes }), 1))
+                }
             }
         }
         let mut deltas = Deltas::default();
@@ -212,6 +225,7 @@ impl Ledger {
         self.alive.sort_unstable();
         self.events.sort_unstable();
         out.extend(finish(deltas));
+        self.note_linked_sites();
         self.emit_discovery(seq, &mut out);
         out.sort_unstable();
         out
@@ -244,8 +258,34 @@ impl Ledger {
                 })
             });
         }
+        // Candidate coverers of new sites: links of old pages fetched now to sites
+        // no earlier link of this worker reached (a site known before is not new).
+        let mut candidates: Vec<(HostId, PageId)> = self
+            .links
+            .iter()
+            .filter(|l| l.src_host != l.dst_host && !self.linked_sites.contains(&l.dst_host))
+            .filter(|l| fetched_now(&l.src) && !is_new(&l.src))
+            .map(|l| (l.dst_host, l.src))
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        events.extend(candidates.into_iter().map(|(site, src)| {
+            LedgerOut::OffSiteStart(HostKey {
+                host: site,
+                key: (src, pages[&src].url.url.clone()),
+            })
+        }));
         out.extend(events.iter().cloned().map(|e| (e, 1)));
         self.discovery_events = events;
+        self.note_linked_sites();
+    }
+
+    /// Remembers the sites the current links reach off-site.
+    fn note_linked_sites(&mut self) {
+        if self.discovery {
+            let off_site = self.links.iter().filter(|l| l.src_host != l.dst_host);
+            self.linked_sites.extend(off_site.map(|l| l.dst_host));
+        }
     }
 
     /// Folds in snapshot `meta` and returns the differential updates at its time.

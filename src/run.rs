@@ -309,7 +309,8 @@ fn run_worker(
                     worker.step();
                 }
             };
-            match read_snapshot(snap, share, &mut odd, &mut emit) {
+            let site_key = plan.job.discovery.site_key;
+            match read_snapshot(snap, share, site_key, &mut odd, &mut emit) {
                 Ok(counts) => {
                     crate::failpoint::hit("ingest");
                     let mut l = log.borrow_mut();

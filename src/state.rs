@@ -17,7 +17,7 @@ use crate::ledger::{HostState, LinkKey, PageState};
 use crate::model::{HostFact, HostId, HostKey, PageId};
 
 /// Bumped whenever the state's meaning or encoding changes.
-pub const STATE_VERSION: u32 = 1;
+pub const STATE_VERSION: u32 = 2;
 const MAGIC: &[u8; 8] = b"WEVOSTAT";
 
 /// One persisted piece of ledger state.
@@ -28,6 +28,9 @@ pub enum StateRecord {
     Link(LinkKey),
     /// An event fact emitted at the last snapshot, retracted at the next one.
     Event(HostKey<HostFact>, i64),
+    /// A per-site analysis' history (opaque to the ledger, which hands it back
+    /// at the restore epoch on the site's worker).
+    Site(HostId, Vec<u8>),
 }
 
 impl StateRecord {
@@ -37,6 +40,7 @@ impl StateRecord {
             StateRecord::Host(h, _) => *h,
             StateRecord::Link(l) => l.src_host,
             StateRecord::Event(k, _) => k.host,
+            StateRecord::Site(h, _) => *h,
         }
     }
 }
@@ -46,7 +50,12 @@ pub fn part_path(state_dir: &Path, index: usize) -> PathBuf {
     state_dir.join(format!("ledger-{index:05}.bin"))
 }
 
-/// The ledger part files present in `state_dir`, in index order.
+/// The per-site analyses' part file of worker `index`.
+pub fn sites_part_path(state_dir: &Path, index: usize) -> PathBuf {
+    state_dir.join(format!("sites-{index:05}.bin"))
+}
+
+/// The part files (ledger and per-site) present in `state_dir`, in name order.
 pub fn part_files(state_dir: &Path) -> Result<Vec<PathBuf>, OutputError> {
     let mut parts = Vec::new();
     let entries = match std::fs::read_dir(state_dir) {
@@ -57,7 +66,8 @@ pub fn part_files(state_dir: &Path) -> Result<Vec<PathBuf>, OutputError> {
     for entry in entries {
         let entry = entry.map_err(|e| OutputError::io(state_dir, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with("ledger-") && name.ends_with(".bin") {
+        let kind = name.starts_with("ledger-") || name.starts_with("sites-");
+        if kind && name.ends_with(".bin") {
             parts.push(entry.path());
         }
     }

@@ -3,3 +3,4 @@
 
 pub mod greedy;
 pub mod jaccard;
+pub mod site_round;

@@ -1,13 +1,25 @@
-//! Discovery of new content (ALGORITHMS.md section 1): the new-page closure and
-//! the per-site greedy covers.
+//! Discovery of new content (ALGORITHMS.md section 1, docs/discovery.md): the
+//! new-page closure, and the aggregates over the per-site rounds
+//! ([`site_rounds`](super::site_rounds)).
+//!
+//! Aggregates gather only per-site numbers onto the worker that owns a table's
+//! key, never pages or links: identical contributions consolidate into one value
+//! with a multiplicity before they travel.
+
+use std::collections::HashSet;
 
 use differential_dataflow::operators::iterate::Iterate;
 use differential_dataflow::VecCollection;
 
-use crate::algo::greedy::{greedy_cover, partial, CoverStep};
+use crate::algo::greedy::greedy_cover;
+use crate::algo::site_round::{Policy, JACCARD_BINS};
+use crate::job::DiscoveryParams;
 use crate::model::{HostId, HostKey, PageId, Seq};
-use crate::output::discovery::{CoverSide, CoverStats, CoverSummary};
-use crate::output::rows::HostCounts;
+use crate::output::discovery::{
+    CoverCurveRow, CoverSide, CoverSummary, GlobalCoverRow, JaccardRow, NewSitesRow, PolicyRow,
+    SiteCoverRow, SiteOut,
+};
+use crate::output::rows::{HostCounts, SnapshotRow};
 
 /// Returns the covering pairs `Z_t` as `(y, (x, url of x))`: old page `x`, fetched
 /// now, reaches new page `y` through new pages only.
@@ -37,50 +49,6 @@ pub fn covering_pairs<'s>(
             .concat(start)
             .distinct()
     })
-}
-
-/// Returns per site its greedy trajectory steps and its cover statistics.
-pub fn site_covers<'s>(
-    pairs: VecCollection<'s, Seq, (HostKey<PageId>, (PageId, String))>,
-) -> VecCollection<'s, Seq, (HostId, CoverSide)> {
-    pairs
-        .map(|(y, (x, url))| (y.host, (url, x, y.key)))
-        .reduce_named("GreedyCover", |_site, input, output| {
-            // Values arrive sorted by (url, x, y): group them into N(x) per old page.
-            let mut sets: Vec<(&String, Vec<PageId>)> = Vec::new();
-            let mut coverable: Vec<PageId> = Vec::with_capacity(input.len());
-            for ((url, _x, y), _) in input {
-                match sets.last_mut() {
-                    Some((u, ys)) if *u == url => ys.push(*y),
-                    _ => sets.push((url, vec![*y])),
-                }
-                coverable.push(*y);
-            }
-            coverable.sort_unstable();
-            coverable.dedup();
-            let steps = greedy_cover(&sets);
-            let coverable = coverable.len() as u64;
-            let covered = |s: &[CoverStep]| s.last().map_or(0, |s| s.covered as i64);
-            let c90 = partial(&steps, 0.9, coverable);
-            let stats = CoverStats {
-                covering_pairs: input.len() as i64,
-                coverable: coverable as i64,
-                cover90_size: c90.len() as i64,
-                cover90_covered: covered(c90),
-                cover100_size: steps.len() as i64,
-                cover100_covered: covered(&steps),
-            };
-            output.push((CoverSide::Stats(stats), 1));
-            for s in &steps {
-                let step = CoverSide::Step {
-                    rank: s.rank as i64,
-                    url: sets[s.page].0.clone(),
-                    gain: s.gain as i64,
-                    covered: s.covered as i64,
-                };
-                output.push((step, 1));
-            }
-        })
 }
 
 /// Returns a cover summary for every old site with new pages now (a site all of
@@ -116,4 +84,213 @@ pub fn cover_summaries<'s>(
                 ));
             }
         })
+}
+
+/// `cover_curve`: the k-budgeted covers averaged over the evaluated sites.
+pub fn cover_curve<'s>(
+    rounds: VecCollection<'s, Seq, (HostId, SiteOut)>,
+) -> VecCollection<'s, Seq, CoverCurveRow> {
+    rounds
+        .flat_map(|(_, o)| match o {
+            SiteOut::Curve {
+                budget,
+                covered,
+                picks,
+                coverable,
+            } => Some((budget, (picks, covered, coverable))),
+            _ => None,
+        })
+        .reduce_named("CoverCurve", |&budget, input, output| {
+            let (mut sites, mut covered, mut coverable) = (0i64, 0i64, 0i64);
+            let mut overheads = Vec::new();
+            for (&(picks, c, v), n) in input {
+                let n = *n as i64;
+                sites += n;
+                covered += c as i64 * n;
+                coverable += v as i64 * n;
+                overheads.extend(std::iter::repeat_n(picks as f64 / c as f64, n as usize));
+            }
+            // Summed smallest first, so the result is the same however many workers
+            // the sites were spread over.
+            overheads.sort_by(f64::total_cmp);
+            let sum: f64 = overheads.iter().fold(0.0, |a, b| a + b);
+            let row = CoverCurveRow {
+                budget: budget as i64,
+                sites,
+                covered,
+                coverable,
+                overhead_sum_bits: sum.to_bits(),
+            };
+            output.push((row, 1isize));
+        })
+        .map(|(_, row)| row)
+}
+
+/// `global_cover`: the greedy cover of all sites at once, from the multiset of
+/// per-site gains (the merge by gain of the per-site trajectories).
+pub fn global_cover<'s>(
+    rounds: VecCollection<'s, Seq, (HostId, SiteOut)>,
+    params: &DiscoveryParams,
+) -> VecCollection<'s, Seq, GlobalCoverRow> {
+    let budgets = params.global_budgets.clone();
+    rounds
+        .flat_map(|(_, o)| match o {
+            SiteOut::Gain(g) => Some(((), (false, g))),
+            SiteOut::Cover(CoverSide::Stats(s)) => Some(((), (true, s.coverable as u64))),
+            _ => None,
+        })
+        .reduce_named("GlobalCover", move |_, input, output| {
+            let mut coverable = 0i64;
+            let mut gains: Vec<(u64, i64)> = Vec::new();
+            for (&(is_coverable, v), n) in input {
+                if is_coverable {
+                    coverable += v as i64 * *n as i64;
+                } else {
+                    gains.push((v, *n as i64));
+                }
+            }
+            gains.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            let total: i64 = gains.iter().map(|g| g.1).sum();
+            for &k in &budgets {
+                let pages = (k as i64).min(total);
+                let (mut left, mut covered) = (pages, 0i64);
+                for &(g, n) in &gains {
+                    let take = left.min(n);
+                    covered += take * g as i64;
+                    left -= take;
+                }
+                let row = GlobalCoverRow {
+                    budget: k as i64,
+                    pages,
+                    covered,
+                    coverable,
+                };
+                output.push((row, 1isize));
+            }
+        })
+        .map(|(_, row)| row)
+}
+
+/// `jaccard_histogram`: the per-site histograms summed; all bins, once any pair
+/// exists.
+pub fn jaccard_histogram<'s>(
+    rounds: VecCollection<'s, Seq, (HostId, SiteOut)>,
+) -> VecCollection<'s, Seq, JaccardRow> {
+    rounds
+        .flat_map(|(_, o)| match o {
+            SiteOut::JaccardBin(b) => Some(((), b)),
+            _ => None,
+        })
+        .reduce_named("JaccardHistogram", |_, input, output| {
+            let mut pairs = [0i64; JACCARD_BINS];
+            for (&bin, n) in input {
+                pairs[bin as usize] += *n as i64;
+            }
+            for (bin, &pairs) in pairs.iter().enumerate() {
+                let row = JaccardRow {
+                    bin: bin as u8,
+                    pairs,
+                };
+                output.push((row, 1isize));
+            }
+        })
+        .map(|(_, row)| row)
+}
+
+/// `policy_eval`: each policy's picks and their coverage summed over the sites.
+pub fn policy_eval<'s>(
+    rounds: VecCollection<'s, Seq, (HostId, SiteOut)>,
+) -> VecCollection<'s, Seq, PolicyRow> {
+    rounds
+        .flat_map(|(_, o)| match o {
+            SiteOut::Policy {
+                policy,
+                budget,
+                chosen,
+                covered,
+                coverable,
+            } => Some(((policy, budget), (chosen, covered, coverable))),
+            _ => None,
+        })
+        .reduce_named(
+            "PolicyEval",
+            |&(policy, budget): &(Policy, Option<u64>), input, output| {
+                let mut row = PolicyRow {
+                    policy,
+                    budget: budget.map(|b| b as i64),
+                    sites: 0,
+                    chosen: 0,
+                    covered: 0,
+                    coverable: 0,
+                };
+                for (&(chosen, covered, coverable), n) in input {
+                    let n = *n as i64;
+                    row.sites += n;
+                    row.chosen += chosen as i64 * n;
+                    row.covered += covered as i64 * n;
+                    row.coverable += coverable as i64 * n;
+                }
+                output.push((row, 1isize));
+            },
+        )
+        .map(|(_, row)| row)
+}
+
+/// `new_sites`: new pages on new and old sites, from the snapshot's totals.
+pub fn new_sites<'s>(
+    totals: VecCollection<'s, Seq, SnapshotRow>,
+) -> VecCollection<'s, Seq, NewSitesRow> {
+    totals.map(|t| NewSitesRow {
+        new_pages: t.totals.new_pages,
+        on_new_sites: t.new_pages_on_new_hosts,
+        new_sites: t.new_hosts,
+    })
+}
+
+/// `site_cover`: the greedy cover of the new sites by old pages.
+///
+/// `starts` are the ledger's candidates `(site, (x, url of x))`; joined with the
+/// new sites they become the true pairs, which (few: only links into new sites)
+/// meet on one worker for the greedy cover across all sites.
+pub fn site_cover<'s>(
+    starts: VecCollection<'s, Seq, (HostId, (PageId, String))>,
+    counts: VecCollection<'s, Seq, (HostId, HostCounts)>,
+) -> VecCollection<'s, Seq, SiteCoverRow> {
+    let new_sites = counts
+        .filter(|(_, c)| c.new_host)
+        .map(|(h, c)| (h, c.new_pages));
+    starts
+        .join_map(new_sites, |site, (_, url), pages| {
+            ((), (url.clone(), *site, *pages))
+        })
+        .reduce_named("SiteCover", |_, input, output| {
+            // Sorted by URL: group the new sites each old page links to.
+            let mut sets: Vec<(&String, Vec<HostId>)> = Vec::new();
+            let mut pages_of = std::collections::HashMap::new();
+            for ((url, site, pages), _) in input {
+                pages_of.insert(*site, *pages);
+                match sets.last_mut() {
+                    Some((u, sites)) if *u == url => sites.push(*site),
+                    _ => sets.push((url, vec![*site])),
+                }
+            }
+            let mut covered: HashSet<HostId> = HashSet::new();
+            let mut pages_covered = 0i64;
+            for step in greedy_cover(&sets) {
+                for site in &sets[step.page].1 {
+                    if covered.insert(*site) {
+                        pages_covered += pages_of[site];
+                    }
+                }
+                let row = SiteCoverRow {
+                    rank: step.rank as i64,
+                    url: sets[step.page].0.clone(),
+                    gained: step.gain as i64,
+                    sites_covered: step.covered as i64,
+                    pages_covered,
+                };
+                output.push((row, 1isize));
+            }
+        })
+        .map(|(_, row)| row)
 }

@@ -9,6 +9,7 @@ pub mod discovery;
 pub mod ledger_op;
 pub mod plan;
 pub mod sink;
+pub mod site_rounds;
 pub mod spine;
 
 use std::cell::RefCell;
@@ -24,8 +25,10 @@ use crate::job::Analysis;
 use crate::ledger::LedgerOut;
 use crate::model::Seq;
 use crate::model::{HostId, HostKey};
-use crate::output::discovery::{CoverSide, CoverSummaryRow, CoverTrajectoryRow};
-use crate::output::rows::HostCounts;
+use crate::output::discovery::{
+    ClusterRow, CoverSide, CoverSummaryRow, CoverTrajectoryRow, SiteOut,
+};
+use crate::output::rows::{HostCounts, SnapshotRow};
 use plan::{RunPlan, WorkerLog};
 
 /// Per-worker context the operators share.
@@ -36,10 +39,12 @@ pub struct WorkerCtx {
     pub index: usize,
 }
 
-/// The discovery analysis: closure, greedy covers, their tables.
+/// The discovery analysis (docs/discovery.md): the closure, the per-site rounds,
+/// and their tables.
 fn build_discovery<'s>(
     ledger: VecCollection<'s, Seq, LedgerOut>,
     counts: VecCollection<'s, Seq, (HostId, HostCounts)>,
+    totals: VecCollection<'s, Seq, SnapshotRow>,
     names: VecCollection<'s, Seq, (HostId, String)>,
     ctx: &WorkerCtx,
 ) -> Vec<Stream<'s, Seq, Vec<()>>> {
@@ -53,7 +58,7 @@ fn build_discovery<'s>(
         )),
         _ => None,
     });
-    let new_edges = ledger.flat_map(|o| match o {
+    let new_edges = ledger.clone().flat_map(|o| match o {
         LedgerOut::NewEdge(k) => Some((
             HostKey {
                 host: k.host,
@@ -63,9 +68,21 @@ fn build_discovery<'s>(
         )),
         _ => None,
     });
+    let off_site = ledger.clone().flat_map(|o| match o {
+        LedgerOut::OffSiteStart(k) => Some((k.host, k.key)),
+        _ => None,
+    });
+    let restored = ledger.flat_map(|o| match o {
+        LedgerOut::Restored(k) => Some((k.host, k.key)),
+        _ => None,
+    });
     let pairs = discovery::covering_pairs(start, new_edges);
-    let covers = discovery::site_covers(pairs);
-    let summaries = discovery::cover_summaries(counts, covers.clone());
+    let rounds = site_rounds::site_rounds(pairs, restored, ctx);
+    let covers = rounds.clone().flat_map(|(h, o)| match o {
+        SiteOut::Cover(side) => Some((h, side)),
+        _ => None,
+    });
+    let summaries = discovery::cover_summaries(counts.clone(), covers.clone());
     let steps = covers
         .flat_map(|(h, side)| match side {
             CoverSide::Step {
@@ -85,13 +102,41 @@ fn build_discovery<'s>(
                 covered: *covered,
             }
         });
-    let summaries = summaries.join_map(names, |_, summary, site| CoverSummaryRow {
+    let summaries = summaries.join_map(names.clone(), |_, summary, site| CoverSummaryRow {
         site: site.clone(),
         summary: *summary,
     });
+    let clusters = rounds
+        .clone()
+        .flat_map(|(h, o)| match o {
+            SiteOut::Cluster {
+                cluster,
+                url,
+                representative,
+                q_bits,
+            } => Some((h, (cluster, url, representative, q_bits))),
+            _ => None,
+        })
+        .join_map(names, |_, (cluster, url, representative, q_bits), site| {
+            ClusterRow {
+                site: site.clone(),
+                cluster: i64::from(*cluster),
+                url: url.clone(),
+                representative: *representative,
+                q_bits: *q_bits,
+            }
+        });
+    let params = &ctx.plan.job.discovery;
     vec![
         sink::write_table(steps, ctx),
         sink::write_table(summaries, ctx),
+        sink::write_table(discovery::cover_curve(rounds.clone()), ctx),
+        sink::write_table(discovery::global_cover(rounds.clone(), params), ctx),
+        sink::write_table(discovery::jaccard_histogram(rounds.clone()), ctx),
+        sink::write_table(clusters, ctx),
+        sink::write_table(discovery::policy_eval(rounds), ctx),
+        sink::write_table_from(discovery::new_sites(totals), ctx, 1),
+        sink::write_table(discovery::site_cover(off_site, counts), ctx),
     ]
 }
 
@@ -116,10 +161,10 @@ pub fn build<'s>(
     let totals = spine::snapshot_totals(counts.clone().map(|(_, c)| c));
     let mut done = vec![
         sink::write_table(hosts.map(|(_, row)| row), ctx),
-        sink::write_table(totals, ctx),
+        sink::write_table(totals.clone(), ctx),
     ];
     if ctx.plan.job.analyses.contains(&Analysis::Discovery) {
-        done.extend(build_discovery(ledger, counts, names, ctx));
+        done.extend(build_discovery(ledger, counts, totals, names, ctx));
     }
     let (probe, _) = scope.concatenate(done).probe();
     probe

@@ -24,6 +24,19 @@ pub fn write_table<'s, R>(
 where
     R: TableRow + Data,
 {
+    write_table_from(rows, ctx, 0)
+}
+
+/// As [`write_table`], for a table defined only from snapshot `first` on (a table
+/// of snapshot pairs has no row for the first snapshot).
+pub fn write_table_from<'s, R>(
+    rows: VecCollection<'s, Seq, R>,
+    ctx: &WorkerCtx,
+    first: Seq,
+) -> Stream<'s, Seq, Vec<()>>
+where
+    R: TableRow + Data,
+{
     let ctx = ctx.clone();
     let table = R::TABLE.name;
     rows.inner
@@ -46,7 +59,7 @@ where
                         pending = later;
                         current.extend(now.into_iter().map(|(r, _, d)| (r, d)));
                         consolidate(&mut current);
-                        if ctx.plan.writes(t) {
+                        if ctx.plan.writes(t) && t >= first {
                             write_snapshot(&ctx, table, t, &current);
                         }
                         next += 1;

@@ -18,7 +18,9 @@ use crate::model::{digest_hash, route, HostId, Micros, PageId};
 use crate::state::StateRecord;
 use crawl_dir::SnapshotInput;
 use table::Share;
-use url::{normalize, NormalUrl};
+use url::{normalize_for, NormalUrl};
+
+use crate::job::SiteKey;
 
 /// A normalized URL with its interned ids, as records carry it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -137,6 +139,7 @@ pub struct ReadCounts {
 pub fn read_snapshot(
     snap: &SnapshotInput,
     share: Share,
+    site_key: SiteKey,
     odd: &mut OddRows,
     emit: &mut dyn FnMut(Record),
 ) -> Result<ReadCounts, InputError> {
@@ -144,7 +147,7 @@ pub fn read_snapshot(
     let salt = snap.meta.seq as usize;
     table::read_rows(&snap.pages, share, salt, |row| {
         let raw = row.text(0)?.ok_or("url is empty")?;
-        let url = normalize(raw).map_err(|p| format!("page URL {raw:?}: {p}"))?;
+        let url = normalize_for(raw, site_key).map_err(|p| format!("page URL {raw:?}: {p}"))?;
         let fetch_time = row.time(1)?.unwrap_or(snap.meta.time);
         let status = row
             .int(2)?
@@ -171,7 +174,10 @@ pub fn read_snapshot(
     let Some(links) = &snap.links else {
         return Ok(counts);
     };
-    let mut urls = UrlCache::default();
+    let mut urls = UrlCache {
+        seen: HashMap::default(),
+        site_key,
+    };
     table::read_rows(links, share, salt + 1, |row| {
         let count = row.int(2)?.unwrap_or(1);
         if count < 1 {
@@ -209,9 +215,9 @@ pub fn read_snapshot(
 /// popular target on every page that links to it), and parsing dominates ingest,
 /// so each distinct raw string is normalized once. The first accepted link that
 /// names a page announces it to its host's ledger as a [`Mention`].
-#[derive(Default)]
 struct UrlCache {
     seen: HashMap<String, Option<Endpoint>, foldhash::fast::FixedState>,
+    site_key: SiteKey,
 }
 
 struct Endpoint {
@@ -227,7 +233,7 @@ impl UrlCache {
         if let Some(e) = self.seen.get(raw) {
             return e.as_ref().map(|e| (e.host, e.page));
         }
-        let e = normalize(raw).ok().map(|n| {
+        let e = normalize_for(raw, self.site_key).ok().map(|n| {
             let url = UrlText::from(n);
             Endpoint {
                 host: HostId::of(url.host()),

@@ -5,7 +5,10 @@
 //! fragment, which never reaches a server. Only URLs with a host can be pages:
 //! `mailto:`, `javascript:`, `data:` and relative references are rejected.
 
-/// A normalized URL and where its host name sits inside it.
+use crate::job::SiteKey;
+
+/// A normalized URL and where its site (its host name, or the host's registered
+/// domain) sits inside it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NormalUrl {
     pub url: String,
@@ -37,6 +40,14 @@ impl std::fmt::Display for UrlProblem {
 
 /// Normalizes `raw`; see the module docs for what changes.
 pub fn normalize(raw: &str) -> Result<NormalUrl, UrlProblem> {
+    normalize_for(raw, SiteKey::Host)
+}
+
+/// Normalizes `raw` and marks its site under `site_key`: the host, or the host's
+/// registered domain (`news.bbc.co.uk` → `bbc.co.uk`). The registered domain is a
+/// suffix of the host, so the site stays a slice of the URL. Hosts without one
+/// (IP addresses, `localhost`, a bare public suffix) are their own site.
+pub fn normalize_for(raw: &str, site_key: SiteKey) -> Result<NormalUrl, UrlProblem> {
     let mut url = url::Url::parse(raw.trim()).map_err(|e| UrlProblem::Unparsable(e.to_string()))?;
     url.set_fragment(None);
     let host = url
@@ -45,8 +56,13 @@ pub fn normalize(raw: &str) -> Result<NormalUrl, UrlProblem> {
         .ok_or(UrlProblem::NoHost)?;
     // host_str is a slice of the serialization; remember where, so the host never
     // needs a second parse.
-    let start = host.as_ptr() as usize - url.as_str().as_ptr() as usize;
+    let mut start = host.as_ptr() as usize - url.as_str().as_ptr() as usize;
     let end = start + host.len();
+    if site_key == SiteKey::RegisteredDomain && matches!(url.host(), Some(url::Host::Domain(_))) {
+        if let Some(domain) = psl::domain_str(host) {
+            start = end - domain.len();
+        }
+    }
     let url: String = url.into();
     Ok(NormalUrl {
         url,
@@ -87,6 +103,23 @@ mod tests {
             "xn--bcher-kva.de"
         );
         assert_eq!(normalize("http://[::1]:8000/").unwrap().host(), "[::1]");
+    }
+
+    #[test]
+    fn registered_domain_sites() {
+        let site = |u: &str| {
+            normalize_for(u, SiteKey::RegisteredDomain)
+                .unwrap()
+                .host()
+                .to_string()
+        };
+        assert_eq!(site("http://news.BBC.co.uk/a"), "bbc.co.uk");
+        assert_eq!(site("http://www.example.com/"), "example.com");
+        assert_eq!(site("http://example.com/"), "example.com");
+        assert_eq!(site("http://a.b.gc.ca/"), "gc.ca");
+        assert_eq!(site("http://foo.github.io/"), "foo.github.io");
+        assert_eq!(site("http://10.0.0.1/"), "10.0.0.1");
+        assert_eq!(site("http://localhost:8080/"), "localhost");
     }
 
     #[test]

@@ -100,6 +100,8 @@ pub struct SnapshotRow {
     pub totals: HostCounts,
     pub hosts: i64,
     pub new_hosts: i64,
+    /// New pages on new hosts (for `new_sites`; not a `snapshots` column).
+    pub new_pages_on_new_hosts: i64,
 }
 
 impl SnapshotRow {
@@ -110,7 +112,10 @@ impl SnapshotRow {
             *sum += v * times;
         }
         self.hosts += if c.pages_fetched > 0 { times } else { 0 };
-        self.new_hosts += if c.new_host { times } else { 0 };
+        if c.new_host {
+            self.new_hosts += times;
+            self.new_pages_on_new_hosts += c.new_pages * times;
+        }
     }
 }
 

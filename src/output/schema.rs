@@ -139,7 +139,7 @@ pub static COVER_TRAJECTORY: TableDef = TableDef {
     partitioned: true,
     doc: "Discovery: per site, the GREEDY cover of its new pages by its old pages, one row per pick (ties: smallest URL). A prefix of k rows is the k-budgeted cover.",
     columns: &[
-        c("site", Utf8, false, "The site (its host name)."),
+        c("site", Utf8, false, "The site: its host name, or its registered domain (discovery.site_key)."),
         c("rank", Int64, false, "Position of the pick, from 1."),
         c("url", Utf8, false, "The old page picked: fetched in this snapshot and in an earlier one."),
         c("gain", Int64, false, "New pages it reaches (through new pages only) that no earlier pick reaches."),
@@ -153,7 +153,7 @@ pub static COVER_SUMMARY: TableDef = TableDef {
     partitioned: true,
     doc: "Discovery: per old site (with pages fetched before) with new pages, the new-page closure and its greedy covers. 90% covers are relative to the coverable new pages (orphans excluded), as in the paper.",
     columns: &[
-        c("site", Utf8, false, "The site (its host name)."),
+        c("site", Utf8, false, "The site: its host name, or its registered domain (discovery.site_key)."),
         c("old_pages", Int64, false, "Pages of the site fetched now and in an earlier snapshot."),
         c("new_pages", Int64, false, "Pages of the site fetched now and known in no earlier snapshot."),
         c("covering_pairs", Int64, false, "Pairs (old x, new y) with a path x -> y through new pages only (|Z_t|)."),
@@ -165,6 +165,100 @@ pub static COVER_SUMMARY: TableDef = TableDef {
     ],
 };
 
+pub static COVER_CURVE: TableDef = TableDef {
+    name: "cover_curve",
+    partitioned: true,
+    doc: "Discovery: the k-budgeted greedy covers aggregated over the sites with coverable new pages (the paper's Figures 2-4), one row per budget of discovery.curve_budgets.",
+    columns: &[
+        c("budget", Int64, false, "k: old pages each site may fetch."),
+        c("sites", Int64, false, "Sites with coverable new pages in this snapshot."),
+        c("mean_covered", Float64, false, "Mean over those sites of the new pages their first k greedy picks cover."),
+        c("mean_overhead", Float64, false, "Mean over those sites of picks / covered for their first k picks."),
+        c("fraction_covered", Float64, false, "New pages the k-budgeted covers reach / all coverable new pages."),
+    ],
+};
+
+pub static GLOBAL_COVER: TableDef = TableDef {
+    name: "global_cover",
+    partitioned: true,
+    doc: "Discovery: the greedy cover across all sites (the merge of the per-site trajectories by gain), one row per budget of discovery.global_budgets. The picks themselves are cover_trajectory ordered by gain desc, site, url.",
+    columns: &[
+        c("budget", Int64, false, "k: old pages fetched in all."),
+        c("pages", Int64, false, "Picks made: k, or fewer when every coverable page is covered sooner."),
+        c("covered", Int64, false, "New pages those picks cover."),
+        c("overhead", Float64, false, "pages / covered."),
+        c("fraction_covered", Float64, false, "covered / all coverable new pages."),
+    ],
+};
+
+pub static JACCARD_HISTOGRAM: TableDef = TableDef {
+    name: "jaccard_histogram",
+    partitioned: true,
+    doc: "Discovery: the Jaccard overlap J = |N(x) & N(y)| / |N(x) | N(y)| over all pairs of old pages of one site that cover new pages (the paper's Figure 5), in 20 bins; pairs sharing nothing are counted, not enumerated.",
+    columns: &[
+        c("bin_lo", Float64, false, "Lower bound of the bin (inclusive)."),
+        c("bin_hi", Float64, false, "Upper bound (exclusive; the last bin includes 1)."),
+        c("pairs", Int64, false, "Pairs of old pages of one site with J in the bin."),
+    ],
+};
+
+pub static CLUSTERS: TableDef = TableDef {
+    name: "clusters",
+    partitioned: true,
+    doc: "Discovery: single-linkage clusters of each site's old pages that cover new pages, linked at J >= 1 - eps_b; one row per page.",
+    columns: &[
+        c("site", Utf8, false, "The site."),
+        c("cluster", Int64, false, "Cluster number within the site, from 0, in order of each cluster's smallest URL."),
+        c("url", Utf8, false, "The old page."),
+        c("is_representative", Bool, false, "Whether the page is its cluster's representative (largest p, ties: smallest URL)."),
+        c("q", Float64, false, "The cluster's q: its representative's share p of the site's coverable new pages."),
+    ],
+};
+
+pub static POLICY_EVAL: TableDef = TableDef {
+    name: "policy_eval",
+    partitioned: true,
+    doc: "Discovery: history-based recrawl policies evaluated on this snapshot using earlier snapshots only (the paper's Table 2), summed over the sites with coverable new pages. Sum the count columns over snapshots for the all-snapshot roll-up.",
+    columns: &[
+        c("policy", Utf8, false, "OD-WIN, OD-ALL, OD-1, CLIQ-WIN, CLIQ-1, COV, OPTIMAL, BOUND-ALL, BOUND-W2 or BOUND-W4."),
+        c("budget", Int64, true, "Old pages each site may fetch; null for the BOUND rows, which have no budget."),
+        c("sites", Int64, false, "Sites evaluated: those with coverable new pages."),
+        c("chosen", Int64, false, "Old pages the policy fetches, summed over the sites."),
+        c("covered", Int64, false, "New pages those pages cover, summed over the sites."),
+        c("coverable", Int64, false, "Coverable new pages, summed over the sites."),
+        c("mean_chosen", Float64, false, "chosen / sites."),
+        c("overhead_pct", Float64, true, "100 * chosen / covered; null when nothing is covered."),
+        c("coverage", Float64, false, "covered / coverable."),
+    ],
+};
+
+pub static NEW_SITES: TableDef = TableDef {
+    name: "new_sites",
+    partitioned: true,
+    doc: "Discovery: new pages on new and on old sites (the paper's Section 4.4), one row per snapshot after the first.",
+    columns: &[
+        c("new_pages", Int64, false, "New pages in this snapshot."),
+        c("new_pages_on_new_sites", Int64, false, "Those on sites never known before."),
+        c("new_pages_on_old_sites", Int64, false, "Those on sites known before."),
+        c("p_new_site", Float64, true, "new_pages_on_new_sites / new_pages; null without new pages."),
+        c("new_sites", Int64, false, "Sites with fetched pages now that were never known before."),
+        c("pages_per_new_site", Float64, true, "new_pages_on_new_sites / new_sites; null without new sites."),
+    ],
+};
+
+pub static SITE_COVER: TableDef = TableDef {
+    name: "site_cover",
+    partitioned: true,
+    doc: "Discovery: the greedy cover of new sites by old pages (an old page fetched now covers a new site when it links to any of its pages), one row per pick (ties: smallest URL).",
+    columns: &[
+        c("rank", Int64, false, "Position of the pick, from 1."),
+        c("url", Utf8, false, "The old page picked."),
+        c("new_sites_gained", Int64, false, "New sites it links to that no earlier pick does."),
+        c("new_sites_covered", Int64, false, "New sites covered by the picks up to this one."),
+        c("new_pages_covered", Int64, false, "New pages on those new sites."),
+    ],
+};
+
 /// Every table webevo writes, in the order the README lists them.
 pub static TABLES: &[&TableDef] = &[
     &SNAPSHOTS,
@@ -172,6 +266,13 @@ pub static TABLES: &[&TableDef] = &[
     &PAGES,
     &COVER_TRAJECTORY,
     &COVER_SUMMARY,
+    &COVER_CURVE,
+    &GLOBAL_COVER,
+    &JACCARD_HISTOGRAM,
+    &CLUSTERS,
+    &POLICY_EVAL,
+    &NEW_SITES,
+    &SITE_COVER,
 ];
 
 impl TableDef {
