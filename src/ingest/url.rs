@@ -116,7 +116,8 @@ mod tests {
         assert_eq!(site("http://news.BBC.co.uk/a"), "bbc.co.uk");
         assert_eq!(site("http://www.example.com/"), "example.com");
         assert_eq!(site("http://example.com/"), "example.com");
-        assert_eq!(site("http://a.b.gc.ca/"), "gc.ca");
+        // gc.ca is itself a public suffix (Government of Canada departments).
+        assert_eq!(site("http://meds.dfo-mpo.gc.ca/"), "dfo-mpo.gc.ca");
         assert_eq!(site("http://foo.github.io/"), "foo.github.io");
         assert_eq!(site("http://10.0.0.1/"), "10.0.0.1");
         assert_eq!(site("http://localhost:8080/"), "localhost");
