@@ -92,8 +92,11 @@ pub enum LedgerOut {
     /// between two new pages, `(src, dst)`.
     NewEdge(HostKey<(PageId, PageId)>),
     /// Discovery: an on-host link from an old page fetched now to a new page,
-    /// `(src, dst, src URL)`: where the new-page closure starts.
-    StartEdge(HostKey<(PageId, PageId, String)>),
+    /// `(src, dst)`: where the new-page closure starts.
+    StartEdge(HostKey<(PageId, PageId)>),
+    /// Discovery: an old page with start edges, and its URL (once per page, so
+    /// the closure itself moves only fixed-size ids).
+    Coverer(HostKey<(PageId, String)>),
     /// Discovery: an old page fetched now links to a page of site `host`, which
     /// this worker's links never reached before: `host` may be a new site, and
     /// `(src, src URL)` a page covering it. Keyed by the destination site, so a
@@ -241,6 +244,7 @@ impl Ledger {
         let is_new = |id: &PageId| pages[id].first_seen == t;
         let fetched_now = |id: &PageId| self.fetched.binary_search(id).is_ok();
         let mut events = Vec::new();
+        let mut coverers: Vec<(HostId, PageId)> = Vec::new();
         for l in self.links.iter().filter(|l| l.src_host == l.dst_host) {
             if !fetched_now(&l.dst) || !is_new(&l.dst) || !fetched_now(&l.src) {
                 continue;
@@ -252,12 +256,22 @@ impl Ledger {
                     key: (l.src, l.dst),
                 })
             } else {
+                // Links are sorted by source: a page's start edges are adjacent.
+                if coverers.last() != Some(&(host, l.src)) {
+                    coverers.push((host, l.src));
+                }
                 LedgerOut::StartEdge(HostKey {
                     host,
-                    key: (l.src, l.dst, pages[&l.src].url.url.clone()),
+                    key: (l.src, l.dst),
                 })
             });
         }
+        events.extend(coverers.into_iter().map(|(host, x)| {
+            LedgerOut::Coverer(HostKey {
+                host,
+                key: (x, pages[&x].url.url.clone()),
+            })
+        }));
         // Candidate coverers of new sites: links of old pages fetched now to sites
         // no earlier link of this worker reached (a site known before is not new).
         let mut candidates: Vec<(HostId, PageId)> = self

@@ -21,17 +21,17 @@ use crate::output::discovery::{
 };
 use crate::output::rows::{HostCounts, SnapshotRow};
 
-/// Returns the covering pairs `Z_t` as `(y, (x, url of x))`: old page `x`, fetched
-/// now, reaches new page `y` through new pages only.
+/// Returns the covering pairs `Z_t` as `(y, x)`: old page `x`, fetched now,
+/// reaches new page `y` through new pages only.
 ///
-/// `start` holds the links old → new as `(y, (x, url))`, `new_edges` the links
+/// `start` holds the links old → new as `(y, x)`, `new_edges` the links
 /// new → new as `(src, dst)`. Every key is a [`HostKey`], so the whole closure of a
 /// site runs on the worker that holds the site; its cost is proportional to the
 /// site's new pages and the links among them, not to the site's size.
 pub fn covering_pairs<'s>(
-    start: VecCollection<'s, Seq, (HostKey<PageId>, (PageId, String))>,
+    start: VecCollection<'s, Seq, (HostKey<PageId>, PageId)>,
     new_edges: VecCollection<'s, Seq, (HostKey<PageId>, PageId)>,
-) -> VecCollection<'s, Seq, (HostKey<PageId>, (PageId, String))> {
+) -> VecCollection<'s, Seq, (HostKey<PageId>, PageId)> {
     start.clone().iterate(|scope, reach| {
         let edges = new_edges.enter(scope);
         let start = start.enter(scope);
@@ -43,7 +43,7 @@ pub fn covering_pairs<'s>(
                         host: y.host,
                         key: *next,
                     },
-                    x.clone(),
+                    *x,
                 )
             })
             .concat(start)
@@ -149,7 +149,7 @@ pub fn global_cover<'s>(
                     gains.push((v, *n as i64));
                 }
             }
-            gains.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            gains.sort_unstable_by_key(|g| std::cmp::Reverse(g.0));
             let total: i64 = gains.iter().map(|g| g.1).sum();
             for &k in &budgets {
                 let pages = (k as i64).min(total);

@@ -54,8 +54,12 @@ fn build_discovery<'s>(
                 host: k.host,
                 key: k.key.1,
             },
-            (k.key.0, k.key.2),
+            k.key.0,
         )),
+        _ => None,
+    });
+    let coverers = ledger.clone().flat_map(|o| match o {
+        LedgerOut::Coverer(k) => Some((k.host, k.key)),
         _ => None,
     });
     let new_edges = ledger.clone().flat_map(|o| match o {
@@ -77,7 +81,7 @@ fn build_discovery<'s>(
         _ => None,
     });
     let pairs = discovery::covering_pairs(start, new_edges);
-    let rounds = site_rounds::site_rounds(pairs, restored, ctx);
+    let rounds = site_rounds::site_rounds(pairs, coverers, restored, ctx);
     let covers = rounds.clone().flat_map(|(h, o)| match o {
         SiteOut::Cover(side) => Some((h, side)),
         _ => None,

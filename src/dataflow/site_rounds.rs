@@ -32,15 +32,17 @@ use crate::state::{self, StateRecord, StateWriter};
 /// The stage's input: a closure update, or a restored history.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 enum SiteIn {
-    /// `(site, url of x, x, y)`: old page `x` covers new page `y`.
-    Pair(HostId, String, PageId, PageId),
+    /// `(site, x, y)`: old page `x` covers new page `y`.
+    Pair(HostId, PageId, PageId),
+    /// `(site, x, url of x)`.
+    Coverer(HostId, PageId, String),
     Restored(HostId, Vec<u8>),
 }
 
 impl SiteIn {
     fn site(&self) -> HostId {
         match self {
-            SiteIn::Pair(h, ..) | SiteIn::Restored(h, _) => *h,
+            SiteIn::Pair(h, ..) | SiteIn::Coverer(h, ..) | SiteIn::Restored(h, _) => *h,
         }
     }
 }
@@ -49,15 +51,18 @@ type Out = Vec<((HostId, SiteOut), Seq, isize)>;
 
 /// Evaluates every site's rounds; see the module docs.
 pub fn site_rounds<'s>(
-    pairs: VecCollection<'s, Seq, (HostKey<PageId>, (PageId, String))>,
+    pairs: VecCollection<'s, Seq, (HostKey<PageId>, PageId)>,
+    coverers: VecCollection<'s, Seq, (HostId, (PageId, String))>,
     restored: VecCollection<'s, Seq, (HostId, Vec<u8>)>,
     ctx: &WorkerCtx,
 ) -> VecCollection<'s, Seq, (HostId, SiteOut)> {
     let ctx = ctx.clone();
-    let pairs = pairs.map(|(y, (x, url))| SiteIn::Pair(y.host, url, x, y.key));
+    let pairs = pairs.map(|(y, x)| SiteIn::Pair(y.host, x, y.key));
+    let coverers = coverers.map(|(h, (x, url))| SiteIn::Coverer(h, x, url));
     let restored = restored.map(|(h, bytes)| SiteIn::Restored(h, bytes));
     pairs
         .inner
+        .concat(coverers.inner)
         .concat(restored.inner)
         .unary_frontier::<CapacityContainerBuilder<Out>, _, _, _>(
             Exchange::new(|(s, _, _): &(SiteIn, Seq, isize)| route(s.site())),
@@ -110,15 +115,18 @@ pub fn site_rounds<'s>(
 /// One worker's sites: their current closure and their histories.
 #[derive(Default)]
 struct Sites {
-    /// `N_t` per site as `((url of x, x, y), multiplicity)` updates.
-    closure: HashMap<HostId, Vec<((String, PageId, PageId), isize)>>,
+    /// `N_t` per site as `((x, y), multiplicity)` updates.
+    closure: HashMap<HostId, Vec<((PageId, PageId), isize)>>,
+    /// The URLs of the old pages in `N_t`, as updates.
+    urls: HashMap<HostId, Vec<((PageId, String), isize)>>,
     history: HashMap<HostId, SiteHistory>,
 }
 
 impl Sites {
     fn apply(&mut self, s: SiteIn, d: isize, ctx: &WorkerCtx) {
         match s {
-            SiteIn::Pair(h, url, x, y) => self.closure.entry(h).or_default().push(((url, x, y), d)),
+            SiteIn::Pair(h, x, y) => self.closure.entry(h).or_default().push(((x, y), d)),
+            SiteIn::Coverer(h, x, url) => self.urls.entry(h).or_default().push(((x, url), d)),
             SiteIn::Restored(h, bytes) => match bincode::deserialize(&bytes) {
                 Ok(history) => {
                     self.history.insert(h, history);
@@ -134,15 +142,19 @@ impl Sites {
     /// Evaluates every site with coverable new pages at `t` (in site order, so the
     /// output does not depend on hashing) and records the round in its history.
     fn evaluate(&mut self, t: Seq, params: &DiscoveryParams) -> Vec<((HostId, SiteOut), isize)> {
-        self.closure.retain(|_, updates| {
-            consolidate(updates);
-            !updates.is_empty()
-        });
+        fn settle<D: Ord>(map: &mut HashMap<HostId, Vec<(D, isize)>>) {
+            map.retain(|_, updates| {
+                consolidate(updates);
+                !updates.is_empty()
+            });
+        }
+        settle(&mut self.closure);
+        settle(&mut self.urls);
         let mut site_ids: Vec<HostId> = self.closure.keys().copied().collect();
         site_ids.sort_unstable();
         let mut out = Vec::new();
         for h in site_ids {
-            let sets = round_sets(&self.closure[&h]);
+            let sets = round_sets(&self.closure[&h], &self.urls[&h]);
             let history = self.history.entry(h).or_default();
             let result = site_round::evaluate(history, &sets, params);
             contributions(h, &sets, &result, params, &mut out);
@@ -164,16 +176,27 @@ impl Sites {
     }
 }
 
-/// Groups a site's consolidated closure (sorted by URL, then `x`, then `y`) into
-/// `N_t(x)` per old page.
-fn round_sets(updates: &[((String, PageId, PageId), isize)]) -> RoundSets {
+/// Groups a site's consolidated closure (sorted by `x`, then `y`) into `N_t(x)`
+/// per old page, ordered by URL. `urls` (sorted by `x`) names every `x`.
+fn round_sets(
+    pairs: &[((PageId, PageId), isize)],
+    urls: &[((PageId, String), isize)],
+) -> RoundSets {
     let mut pages: Vec<(String, PageId, Vec<u64>)> = Vec::new();
-    for ((url, x, y), _) in updates {
+    let mut names = urls.iter();
+    for ((x, y), _) in pairs {
         match pages.last_mut() {
             Some(last) if last.1 == *x => last.2.push(y.0),
-            _ => pages.push((url.clone(), *x, vec![y.0])),
+            _ => {
+                let url = names
+                    .find(|((u, _), _)| u == x)
+                    .map(|((_, url), _)| url.clone())
+                    .expect("every covering page has its URL");
+                pages.push((url, *x, vec![y.0]));
+            }
         }
     }
+    pages.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     RoundSets { pages }
 }
 
