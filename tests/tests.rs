@@ -5,15 +5,19 @@ mod util;
 
 // Bad input: clear errors naming file and row, exit code 2; odd rows counted.
 mod bad_input;
+// `webevo import`: real GDF and dated-links files, date formats, errors by line.
+mod import;
 // Crashes at every step of a run leave the last commit intact; reruns complete it.
 mod crash;
 // 1 worker = 4 workers = 2 processes x 2 workers, byte for byte after sorting.
 mod determinism;
+// The discovery part of the brute-force reference (docs/discovery.md), checked by hand.
+mod discovery_reference;
 // Snapshots 0-5 then 6-7 equal one run over 0-7, at the cost of 6-7 only.
 mod incremental;
 // Every job file in jobs/ parses.
 mod jobs;
-// The spine tables against a brute-force reference on random crawls.
+// The spine and discovery tables against a brute-force reference on random crawls.
 mod reference;
 // schemas/*.json match the code; every table's rows match its schema.
 mod schemas;

@@ -42,12 +42,22 @@ pub fn generated(preset: Preset, seed: u64, dir: &Path) -> PathBuf {
     dir.to_path_buf()
 }
 
-/// Runs webevo in this process with `workers` threads.
+/// Runs webevo in this process with `workers` threads and jobs/all.toml.
 pub fn run_in_process(input: &Path, output: &Path, workers: usize) -> anyhow::Result<RunSummary> {
+    run_in_process_with_job(input, output, workers, &root().join("jobs/all.toml"))
+}
+
+/// Runs webevo in this process with `workers` threads and the job file `job`.
+pub fn run_in_process_with_job(
+    input: &Path,
+    output: &Path,
+    workers: usize,
+    job: &Path,
+) -> anyhow::Result<RunSummary> {
     run(&RunRequest {
         input: input.to_path_buf(),
         output: output.to_path_buf(),
-        job: Job::load(&root().join("jobs/all.toml")).expect("jobs/all.toml"),
+        job: Job::load(job).unwrap_or_else(|e| panic!("{}: {e}", job.display())),
         cluster: Cluster::new(workers, 1, 0, None).unwrap(),
         progress: false,
     })
