@@ -10,6 +10,7 @@ pub mod dataflow;
 pub mod error;
 pub mod failpoint;
 pub mod generate;
+pub mod import;
 pub mod ingest;
 pub mod job;
 pub mod ledger;

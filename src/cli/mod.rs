@@ -1,6 +1,7 @@
 //! The command line: clap types only; each subcommand lives in its own file.
 
 mod generate;
+mod import;
 mod run;
 mod schemas;
 mod status;
@@ -20,6 +21,9 @@ pub struct Cli {
 pub enum Command {
     /// Write a synthetic crawl directory (an evolving web) with its true parameters.
     Generate(generate::Args),
+    /// Convert link data from other tools (Archives Unleashed GDF, dated link
+    /// tables) into a new crawl directory.
+    Import(import::Args),
     /// Process every snapshot of the input that the output has not committed yet.
     Run(run::Args),
     /// Write (or check) schemas/<table>.json from the code's table definitions.
@@ -37,6 +41,7 @@ where
     let cli = Cli::try_parse_from(args)?;
     match cli.command {
         Command::Generate(a) => generate::main(a),
+        Command::Import(a) => import::main(a),
         Command::Run(a) => run::main(a),
         Command::Schemas(a) => schemas::main(a),
         Command::Status(a) => status::main(a),

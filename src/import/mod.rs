@@ -1,0 +1,747 @@
+//! `webevo import`: turning link data from other tools into a crawl directory.
+//!
+//! Two input formats, one per module: the Archives Unleashed toolkit's Gephi GDF
+//! host graphs ([`gdf`]) and long, dated link tables ([`dated_links`]). Both become
+//! edges `(date, source page, destination page, count)`; every distinct date is one
+//! snapshot, whose fetched pages are the sources of its edges and whose links are
+//! its edges.
+//!
+//! The input is streamed once: each edge is appended to a scratch file of its date
+//! (through a per-date buffer, under a global memory budget), so memory does not
+//! grow with the input. Each snapshot is then finalized on its own, holding only its distinct
+//! pages and links: sorted, duplicates merged (counts summed), written as Parquet.
+//! Everything is written into `OUT.tmp-<pid>` and renamed to `OUT` at the end, so a
+//! failed import leaves no crawl directory behind.
+
+pub mod dated_links;
+pub mod gdf;
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::error::{InputError, OutputError, Position};
+use crate::ingest::url::normalize;
+use crate::model::Micros;
+
+/// The input formats `webevo import` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Archives Unleashed "Gephi GDF" host graphs (see [`gdf`]).
+    AutGdf,
+    /// `date, src, dst[, count]` rows, TSV or CSV, optionally gzipped (see [`dated_links`]).
+    DatedLinks,
+}
+
+/// The field separator of a dated-links file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delimiter {
+    Tab,
+    Comma,
+}
+
+/// What to import and where.
+#[derive(Clone, Debug)]
+pub struct ImportRequest {
+    pub format: Format,
+    /// Input files, read in order; their edges are merged by date.
+    pub inputs: Vec<PathBuf>,
+    /// The crawl directory to create; must be absent or empty.
+    pub output: PathBuf,
+    /// Mark every snapshot complete (full) rather than partial.
+    pub complete: bool,
+    /// Dated links only: the separator (default: by file extension).
+    pub delimiter: Option<Delimiter>,
+}
+
+/// Edges or rows left out of the crawl directory, by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Edges whose source is not a usable host name or URL (the edge is dropped).
+    pub invalid_sources: u64,
+    /// Edges whose destination is not a usable host name or URL (the source still
+    /// counts as fetched).
+    pub invalid_destinations: u64,
+    /// Edges from a page to itself (the source still counts as fetched).
+    pub self_links: u64,
+    /// Edges repeating a `(src, dst)` pair of the same snapshot, merged into it
+    /// (counts summed).
+    pub duplicate_links: u64,
+    /// Distinct dates none of whose edges had a usable source: no snapshot.
+    pub dates_without_pages: u64,
+}
+
+impl Skipped {
+    /// Non-zero counts as `"3 self-links, 1 invalid source"` text, or `None`.
+    pub fn describe(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            (self.invalid_sources, "edges with an invalid source"),
+            (
+                self.invalid_destinations,
+                "edges with an invalid destination",
+            ),
+            (self.self_links, "self-links"),
+            (self.duplicate_links, "duplicate links merged"),
+            (self.dates_without_pages, "dates without a valid edge"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+/// One snapshot written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotWritten {
+    pub seq: u64,
+    pub time: Micros,
+    /// Distinct fetched pages (the sources of the date's edges).
+    pub pages: u64,
+    /// Distinct `(src, dst)` links.
+    pub links: u64,
+}
+
+/// What an import did.
+#[derive(Clone, Debug, Default)]
+pub struct ImportSummary {
+    pub files: usize,
+    /// Lines read, all files together (headers included).
+    pub lines: u64,
+    /// Edge (data) lines read.
+    pub edges: u64,
+    pub snapshots: Vec<SnapshotWritten>,
+    pub skipped: Skipped,
+}
+
+impl ImportSummary {
+    pub fn pages(&self) -> u64 {
+        self.snapshots.iter().map(|s| s.pages).sum()
+    }
+
+    pub fn links(&self) -> u64 {
+        self.snapshots.iter().map(|s| s.links).sum()
+    }
+}
+
+/// Imports `req.inputs` into a new crawl directory `req.output`. `progress` gets
+/// occasional lines about long inputs.
+pub fn import(
+    req: &ImportRequest,
+    progress: &mut dyn FnMut(&str),
+) -> anyhow::Result<ImportSummary> {
+    if req.inputs.is_empty() {
+        return Err(crate::error::JobError::Setting("no input file given".into()).into());
+    }
+    if req.delimiter.is_some() && req.format != Format::DatedLinks {
+        return Err(crate::error::JobError::Setting(
+            "--delimiter applies to --format dated-links only".into(),
+        )
+        .into());
+    }
+    check_output(&req.output)?;
+    let staging = staging_path(&req.output);
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(|e| OutputError::io(&staging, e))?;
+    }
+    std::fs::create_dir_all(&staging).map_err(|e| OutputError::io(&staging, e))?;
+    let result = import_into(req, &staging, progress);
+    match result {
+        Ok(summary) => {
+            if let Err(e) = publish(&staging, &req.output) {
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(e.into());
+            }
+            Ok(summary)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            Err(e)
+        }
+    }
+}
+
+/// Refuses an output that exists and is not an empty directory.
+fn check_output(output: &Path) -> Result<(), OutputError> {
+    let conflict = |problem: &str| OutputError::Conflict {
+        path: output.to_path_buf(),
+        problem: problem.to_string(),
+    };
+    match std::fs::symlink_metadata(output) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(OutputError::io(output, e)),
+        Ok(m) if !m.is_dir() => Err(conflict(
+            "exists and is not a directory; import writes a new crawl directory",
+        )),
+        Ok(_) => {
+            let mut entries = std::fs::read_dir(output).map_err(|e| OutputError::io(output, e))?;
+            if entries.next().is_some() {
+                Err(conflict(
+                    "exists and is not empty; import writes a new crawl directory (remove it or choose another --output)",
+                ))
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `OUT.tmp-<pid>`, beside `OUT`.
+fn staging_path(output: &Path) -> PathBuf {
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "crawl".into());
+    let mut p = output.to_path_buf();
+    p.set_file_name(format!("{name}.tmp-{}", std::process::id()));
+    p
+}
+
+/// Moves the finished staging directory to `output`.
+fn publish(staging: &Path, output: &Path) -> Result<(), OutputError> {
+    // An empty output directory may exist (checked at the start); rename cannot
+    // replace it portably, so it goes first. A non-empty one makes rename fail.
+    if output.is_dir() {
+        std::fs::remove_dir(output).map_err(|e| OutputError::io(output, e))?;
+    }
+    std::fs::rename(staging, output).map_err(|e| OutputError::io(output, e))
+}
+
+fn import_into(
+    req: &ImportRequest,
+    root: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> anyhow::Result<ImportSummary> {
+    let mut writer = CrawlWriter::new(root)?;
+    let mut summary = ImportSummary {
+        files: req.inputs.len(),
+        ..ImportSummary::default()
+    };
+    for path in &req.inputs {
+        let mut lines = LineReader::open(path, progress)?;
+        match req.format {
+            Format::AutGdf => gdf::read(&mut lines, &mut writer)?,
+            Format::DatedLinks => {
+                let delimiter = req
+                    .delimiter
+                    .unwrap_or_else(|| dated_links::delimiter_for(path));
+                dated_links::read(&mut lines, delimiter, &mut writer)?
+            }
+        }
+        summary.lines += lines.line_no;
+    }
+    summary.edges = writer.edges;
+    let (snapshots, skipped) = writer.finish(root, req.complete, progress)?;
+    summary.snapshots = snapshots;
+    summary.skipped = skipped;
+    // What `webevo run` checks first: it must accept what was written.
+    crate::ingest::crawl_dir::CrawlDir::open(root)?;
+    Ok(summary)
+}
+
+// ---------------------------------------------------------------------------
+// Reading input lines.
+
+/// Lines of one input file (gzip detected by its magic bytes), with the line
+/// number for errors and a progress report every few seconds.
+pub struct LineReader<'p> {
+    path: PathBuf,
+    reader: Box<dyn BufRead>,
+    buf: Vec<u8>,
+    /// The 1-based number of the line last returned.
+    line_no: u64,
+    progress: &'p mut dyn FnMut(&str),
+    started: Instant,
+    next_report: Instant,
+}
+
+const REPORT_EVERY: Duration = Duration::from_secs(2);
+
+impl<'p> LineReader<'p> {
+    pub fn open(path: &Path, progress: &'p mut dyn FnMut(&str)) -> Result<Self, InputError> {
+        let cannot = |e: std::io::Error| InputError::file(path, format!("cannot read: {e}"));
+        let file = File::open(path).map_err(cannot)?;
+        let mut raw = BufReader::with_capacity(1 << 16, file);
+        let head = raw.fill_buf().map_err(cannot)?;
+        let reader: Box<dyn BufRead> = if head.starts_with(&[0x1f, 0x8b]) {
+            Box::new(BufReader::with_capacity(
+                1 << 16,
+                flate2::bufread::MultiGzDecoder::new(raw),
+            ))
+        } else {
+            Box::new(raw)
+        };
+        Ok(Self::new(path, reader, progress))
+    }
+
+    /// Lines of `reader`, named `path` in messages.
+    pub fn new(path: &Path, reader: Box<dyn BufRead>, progress: &'p mut dyn FnMut(&str)) -> Self {
+        let now = Instant::now();
+        LineReader {
+            path: path.to_path_buf(),
+            reader,
+            buf: Vec::new(),
+            line_no: 0,
+            progress,
+            started: now,
+            next_report: now + REPORT_EVERY,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The next line without its terminator, with its 1-based number; `None` at
+    /// the end of the file.
+    pub fn next_line(&mut self) -> Result<Option<(u64, &str)>, InputError> {
+        self.buf.clear();
+        let at = self.line_no + 1;
+        let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| {
+            InputError::at(&self.path, Position::Line(at), format!("cannot read: {e}"))
+        })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line_no = at;
+        if at % 4096 == 0 {
+            let now = Instant::now();
+            if now >= self.next_report {
+                self.next_report = now + REPORT_EVERY;
+                (self.progress)(&format!(
+                    "import: {}: {} lines read ({:.0} s)",
+                    self.path.display(),
+                    at,
+                    self.started.elapsed().as_secs_f64()
+                ));
+            }
+        }
+        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
+            self.buf.pop();
+        }
+        let text = std::str::from_utf8(&self.buf).map_err(|_| {
+            InputError::at(&self.path, Position::Line(at), "line is not valid UTF-8")
+        })?;
+        Ok(Some((at, text)))
+    }
+}
+
+/// An error at line `line` of `path`.
+pub fn line_error(path: &Path, line: u64, problem: impl Into<String>) -> InputError {
+    InputError::at(path, Position::Line(line), problem)
+}
+
+// ---------------------------------------------------------------------------
+// Dates and URLs.
+
+/// Parses an input date: `YYYYMMDD`, `YYYYMM` (the first of the month),
+/// `YYYY-MM-DD`, `YYYY-MM` (midnight UTC) or RFC 3339, into microseconds.
+pub fn parse_date(text: &str) -> Result<Micros, String> {
+    let s = text.trim();
+    let bad = || {
+        format!("bad date {s:?}: expected YYYYMMDD, YYYYMM or RFC 3339 (like 2015-03-01T00:00:00Z)")
+    };
+    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+        let part = s.get(r)?;
+        part.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    let ymd = match s.len() {
+        8 => (digits(0..4), digits(4..6), digits(6..8)),
+        6 => (digits(0..4), digits(4..6), Some(1)),
+        10 if s.as_bytes()[4] == b'-' && s.as_bytes()[7] == b'-' => {
+            (digits(0..4), digits(5..7), digits(8..10))
+        }
+        7 if s.as_bytes()[4] == b'-' => (digits(0..4), digits(5..7), Some(1)),
+        _ => {
+            return chrono::DateTime::parse_from_rfc3339(s)
+                .map(|t| t.timestamp_micros())
+                .map_err(|_| bad())
+        }
+    };
+    let (Some(y), Some(m), Some(d)) = ymd else {
+        return Err(bad());
+    };
+    chrono::NaiveDate::from_ymd_opt(y as i32, m, d)
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_micros())
+        .ok_or_else(bad)
+}
+
+/// Formats microseconds as RFC 3339 UTC.
+pub fn format_date(t: Micros) -> String {
+    chrono::DateTime::from_timestamp_micros(t)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+        .unwrap_or_else(|| t.to_string())
+}
+
+/// The normalized page of a host name, `http://HOST/`; `None` if `host` is not a
+/// plain host name (it has a path, a user, spaces, or does not parse).
+pub fn host_page(host: &str) -> Option<String> {
+    let host = host.trim();
+    if host.is_empty() || host.contains(['/', '?', '#', '@', '\\']) {
+        return None;
+    }
+    let n = normalize(&format!("http://{host}/")).ok()?;
+    // Only a port may follow the host: anything else means the name was not a host.
+    let rest = &n.url[n.host_end as usize..];
+    let port_ok = rest == "/"
+        || rest
+            .strip_prefix(':')
+            .and_then(|r| r.strip_suffix('/'))
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    (n.url[..n.host_start as usize] == *"http://" && port_ok).then_some(n.url)
+}
+
+/// The normalized page of `text`: a full URL (it has `://`) as is, anything else
+/// as a host name ([`host_page`]). `None` if it cannot be a page.
+pub fn page_url(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.contains("://") {
+        normalize(text).ok().map(|n| n.url)
+    } else {
+        host_page(text)
+    }
+}
+
+/// A cache of normalized endpoints: link data repeats the same few hosts on every
+/// line. Bounded: cleared when it grows past `CAP` entries.
+#[derive(Default)]
+pub struct UrlCache {
+    seen: HashMap<String, Option<Arc<str>>, foldhash::fast::FixedState>,
+}
+
+impl UrlCache {
+    const CAP: usize = 1 << 18;
+
+    /// `convert(raw)`, computed once per distinct `raw` while it stays cached.
+    pub fn get(&mut self, raw: &str, convert: impl Fn(&str) -> Option<String>) -> Option<Arc<str>> {
+        if let Some(v) = self.seen.get(raw) {
+            return v.clone();
+        }
+        if self.seen.len() >= Self::CAP {
+            self.seen.clear();
+        }
+        let v: Option<Arc<str>> = convert(raw).map(Arc::from);
+        self.seen.insert(raw.to_string(), v.clone());
+        v
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The crawl-directory writer.
+
+/// A date's buffered edges go to its scratch file when they reach this size...
+const FLUSH_DATE: usize = 1 << 16;
+/// ...and every date's do when all buffers together reach this size.
+const FLUSH_ALL: usize = 64 << 20;
+/// Rows per Parquet row group (a worker reads whole row groups).
+const ROW_GROUP: usize = 1 << 17;
+
+/// Collects edges by date into scratch files and finally writes the snapshots.
+///
+/// Each date buffers its edges in memory and appends them to its scratch file
+/// (opened, written, closed) when the buffer fills, so no file handles are held
+/// however many dates there are, and memory stays under [`FLUSH_ALL`] plus one
+/// buffer.
+pub struct CrawlWriter {
+    scratch: PathBuf,
+    dates: HashMap<Micros, DateFile>,
+    /// Every date seen, usable or not.
+    seen_dates: HashSet<Micros>,
+    buffered: usize,
+    edges: u64,
+    skipped: Skipped,
+}
+
+struct DateFile {
+    path: PathBuf,
+    buf: Vec<u8>,
+}
+
+impl DateFile {
+    fn flush(&mut self) -> Result<(), OutputError> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| OutputError::io(&self.path, e))?;
+        f.write_all(&self.buf)
+            .map_err(|e| OutputError::io(&self.path, e))?;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl CrawlWriter {
+    fn new(root: &Path) -> Result<Self, OutputError> {
+        let scratch = root.join(".import-scratch");
+        std::fs::create_dir_all(&scratch).map_err(|e| OutputError::io(&scratch, e))?;
+        Ok(CrawlWriter {
+            scratch,
+            dates: HashMap::new(),
+            seen_dates: HashSet::new(),
+            buffered: 0,
+            edges: 0,
+            skipped: Skipped::default(),
+        })
+    }
+
+    /// Records one edge of the snapshot at `time`. `src` and `dst` are normalized
+    /// page URLs, `None` when the input's text could not be one. The source is a
+    /// fetched page of the snapshot whenever it is usable.
+    pub fn edge(
+        &mut self,
+        time: Micros,
+        src: Option<&str>,
+        dst: Option<&str>,
+        count: u64,
+    ) -> Result<(), OutputError> {
+        self.edges += 1;
+        self.seen_dates.insert(time);
+        let Some(src) = src else {
+            self.skipped.invalid_sources += 1;
+            return Ok(());
+        };
+        let dst = match dst {
+            None => {
+                self.skipped.invalid_destinations += 1;
+                None
+            }
+            Some(dst) if dst == src => {
+                self.skipped.self_links += 1;
+                None
+            }
+            Some(dst) => Some(dst),
+        };
+        let n = self.dates.len();
+        let scratch = &self.scratch;
+        let d = self.dates.entry(time).or_insert_with(|| DateFile {
+            path: scratch.join(format!("{n}.txt")),
+            buf: Vec::new(),
+        });
+        let before = d.buf.len();
+        d.buf.extend_from_slice(src.as_bytes());
+        if let Some(dst) = dst {
+            d.buf.push(b'\t');
+            d.buf.extend_from_slice(dst.as_bytes());
+            d.buf.push(b'\t');
+            d.buf.extend_from_slice(count.to_string().as_bytes());
+        }
+        d.buf.push(b'\n');
+        self.buffered += d.buf.len() - before;
+        if d.buf.len() >= FLUSH_DATE {
+            self.buffered -= d.buf.len();
+            d.flush()?;
+        }
+        if self.buffered >= FLUSH_ALL {
+            for d in self.dates.values_mut() {
+                d.flush()?;
+            }
+            self.buffered = 0;
+        }
+        Ok(())
+    }
+
+    /// Writes every snapshot under `root/snapshots/` in date order and removes the
+    /// scratch files.
+    fn finish(
+        mut self,
+        root: &Path,
+        complete: bool,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<(Vec<SnapshotWritten>, Skipped), OutputError> {
+        let mut times: Vec<Micros> = self.dates.keys().copied().collect();
+        times.sort_unstable();
+        self.skipped.dates_without_pages = (self.seen_dates.len() - times.len()) as u64;
+        let started = Instant::now();
+        let mut next_report = started + REPORT_EVERY;
+        let mut written = Vec::with_capacity(times.len());
+        for (seq, time) in times.iter().enumerate() {
+            let mut d = self.dates.remove(time).expect("listed");
+            d.flush()?;
+            let dir = root.join("snapshots").join(seq.to_string());
+            let (pages, links, duplicates) = write_snapshot(&d.path, &dir, *time, !complete)?;
+            self.skipped.duplicate_links += duplicates;
+            std::fs::remove_file(&d.path).map_err(|e| OutputError::io(&d.path, e))?;
+            written.push(SnapshotWritten {
+                seq: seq as u64,
+                time: *time,
+                pages,
+                links,
+            });
+            if Instant::now() >= next_report {
+                next_report = Instant::now() + REPORT_EVERY;
+                progress(&format!(
+                    "import: wrote {} of {} snapshots ({:.0} s)",
+                    seq + 1,
+                    times.len(),
+                    started.elapsed().as_secs_f64()
+                ));
+            }
+        }
+        std::fs::remove_dir_all(&self.scratch).map_err(|e| OutputError::io(&self.scratch, e))?;
+        Ok((written, self.skipped))
+    }
+}
+
+/// Writes one snapshot directory from its scratch file; returns its distinct
+/// pages, distinct links and the duplicate link lines merged.
+fn write_snapshot(
+    scratch: &Path,
+    dir: &Path,
+    time: Micros,
+    partial: bool,
+) -> Result<(u64, u64, u64), OutputError> {
+    // One snapshot's scratch file, read whole; pages and links borrow from it.
+    let text = std::fs::read_to_string(scratch).map_err(|e| OutputError::io(scratch, e))?;
+    let hasher = foldhash::fast::FixedState::default();
+    let mut page_set: HashSet<&str, _> = HashSet::with_hasher(hasher.clone());
+    let mut link_map: HashMap<(&str, &str), i64, _> = HashMap::with_hasher(hasher);
+    let mut link_lines = 0u64;
+    for line in text.lines() {
+        let mut fields = line.split('\t');
+        let src = fields.next().unwrap_or_default();
+        page_set.insert(src);
+        if let (Some(dst), Some(count)) = (fields.next(), fields.next()) {
+            let count: i64 = count.parse().unwrap_or(1);
+            link_lines += 1;
+            let c = link_map.entry((src, dst)).or_insert(0);
+            *c = c.saturating_add(count);
+        }
+    }
+    let mut pages: Vec<&str> = page_set.into_iter().collect();
+    pages.sort_unstable();
+    let mut links: Vec<((&str, &str), i64)> = link_map.into_iter().collect();
+    links.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
+    let json = serde_json::json!({ "time": format_date(time), "partial": partial });
+    let json_path = dir.join("snapshot.json");
+    std::fs::write(&json_path, format!("{json}\n")).map_err(|e| OutputError::io(&json_path, e))?;
+
+    let page_schema = Arc::new(Schema::new(vec![Field::new("url", DataType::Utf8, false)]));
+    write_parquet(
+        &dir.join("pages.parquet"),
+        page_schema,
+        pages.iter().copied(),
+        |chunk| vec![Arc::new(StringArray::from_iter_values(chunk.iter().copied())) as ArrayRef],
+    )?;
+    let link_schema = Arc::new(Schema::new(vec![
+        Field::new("src", DataType::Utf8, false),
+        Field::new("dst", DataType::Utf8, false),
+        Field::new("count", DataType::Int64, false),
+    ]));
+    write_parquet(
+        &dir.join("links.parquet"),
+        link_schema,
+        links.iter().copied(),
+        |chunk| {
+            vec![
+                Arc::new(StringArray::from_iter_values(chunk.iter().map(|l| l.0 .0))) as ArrayRef,
+                Arc::new(StringArray::from_iter_values(chunk.iter().map(|l| l.0 .1))),
+                Arc::new(Int64Array::from_iter_values(chunk.iter().map(|l| l.1))),
+            ]
+        },
+    )?;
+    let distinct = links.len() as u64;
+    Ok((pages.len() as u64, distinct, link_lines - distinct))
+}
+
+/// Writes `rows` to a zstd Parquet file, `columns` turning a chunk of rows into arrays.
+fn write_parquet<T>(
+    path: &Path,
+    schema: SchemaRef,
+    rows: impl Iterator<Item = T>,
+    columns: impl Fn(&[T]) -> Vec<ArrayRef>,
+) -> Result<(), OutputError> {
+    let err = |e| OutputError::Parquet {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(3).expect("valid level"),
+        ))
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        .build();
+    let file = File::create(path).map_err(|e| OutputError::io(path, e))?;
+    let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(err)?;
+    let mut chunk = Vec::with_capacity(8192);
+    let mut rows = rows.peekable();
+    while rows.peek().is_some() {
+        chunk.clear();
+        chunk.extend(rows.by_ref().take(8192));
+        let batch =
+            RecordBatch::try_new(schema.clone(), columns(&chunk)).map_err(|e| err(e.into()))?;
+        writer.write(&batch).map_err(err)?;
+    }
+    writer.close().map_err(err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        let day = |s| format_date(parse_date(s).unwrap());
+        assert_eq!(day("20131002"), "2013-10-02T00:00:00Z");
+        assert_eq!(day("200510"), "2005-10-01T00:00:00Z");
+        assert_eq!(day("2015-03-01"), "2015-03-01T00:00:00Z");
+        assert_eq!(day("2015-03"), "2015-03-01T00:00:00Z");
+        assert_eq!(day("2015-03-01T12:30:00+02:00"), "2015-03-01T10:30:00Z");
+        for bad in [
+            "2013100",
+            "20131302",
+            "20130230",
+            "2013",
+            "yesterday",
+            "",
+            "2015-3-01",
+        ] {
+            let e = parse_date(bad).unwrap_err();
+            assert!(e.starts_with("bad date"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn hosts_and_urls() {
+        assert_eq!(
+            host_page("Example.COM").as_deref(),
+            Some("http://example.com/")
+        );
+        assert_eq!(host_page(" a.b.ca ").as_deref(), Some("http://a.b.ca/"));
+        assert_eq!(host_page("a.ca:8080").as_deref(), Some("http://a.ca:8080/"));
+        for bad in [
+            "",
+            "cep.ca target=newwindow",
+            "a.com/x",
+            "a|b",
+            "u@a.com",
+            "a.com?q",
+        ] {
+            assert_eq!(host_page(bad), None, "{bad}");
+        }
+        assert_eq!(
+            page_url("HTTPS://A.com/x#f").as_deref(),
+            Some("https://a.com/x")
+        );
+        assert_eq!(page_url("a.com").as_deref(), Some("http://a.com/"));
+        assert_eq!(page_url("mailto:x@a.com"), None);
+    }
+}
