@@ -5,7 +5,7 @@ WEBEVO := target/release/webevo
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: build test demo bench bench-quick lint fmt schemas clean
+.PHONY: build test demo bench bench-quick bench-discovery lint fmt schemas clean
 
 build:
 	$(CARGO) build --release
@@ -29,6 +29,11 @@ bench: build $(PYTHON)
 bench-quick: build $(PYTHON)
 	$(PYTHON) benches/bench.py --preset demo
 
+# Only the discovery comparison (webevo vs its DuckDB SQL peer, with the correctness
+# check) on the demo preset.
+bench-discovery: build $(PYTHON)
+	$(PYTHON) benches/bench.py --preset demo --discovery-only
+
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
@@ -40,4 +45,4 @@ schemas: build
 	$(WEBEVO) schemas
 
 clean:
-	rm -rf demo-data demo-out bench-data bench-out $(VENV)
+	rm -rf demo-data demo-out bench-data bench-out demo-out-discovery bench-out-discovery $(VENV)

@@ -1,9 +1,13 @@
 """`make bench`: generate a preset, run webevo with 1 and 2 workers, and record
-throughput, wall time per snapshot and peak memory in BENCHMARKS.md.
+throughput, wall time per snapshot and peak memory in BENCHMARKS.md; then time the
+discovery analysis (`webevo run --job jobs/discovery.toml`) against its DuckDB SQL
+peer (benches/discovery_sql.py) on the same data, and check that they agree.
 
-Usage: python benches/bench.py --preset {bench,demo}
-The results replace the section of BENCHMARKS.md between the markers for this
-preset; everything else in the file is kept.
+Usage: python benches/bench.py --preset {bench,demo} [--discovery-only] [--sql-timeout S]
+The results replace the sections of BENCHMARKS.md between the markers for this
+preset (`<!-- PRESET:begin -->` and, for the discovery comparison,
+`<!-- PRESET-discovery:begin -->`); everything else in the file is kept. A
+disagreement between webevo and the SQL peer exits with status 1.
 """
 import argparse
 import datetime
@@ -11,11 +15,14 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
 
 import duckdb
+
+import discovery_sql
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WEBEVO = os.path.join(ROOT, "target", "release", "webevo")
@@ -23,6 +30,13 @@ WEBEVO = os.path.join(ROOT, "target", "release", "webevo")
 
 def sh(*args):
     return subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def revision():
+    """HEAD's short id, flagged when the sources differ from it (the binary may then too)."""
+    rev = sh("git", "-C", ROOT, "rev-parse", "--short", "HEAD")
+    dirty = sh("git", "-C", ROOT, "status", "--porcelain", "--", "src", "Cargo.toml", "Cargo.lock")
+    return rev + (" + uncommitted changes" if dirty else "")
 
 
 def machine():
@@ -50,9 +64,28 @@ def run(data, out, workers):
     return wall, record, links
 
 
+def write_section(key, section):
+    """Replaces the BENCHMARKS.md section between the markers of `key` (or appends it)."""
+    path = os.path.join(ROOT, "BENCHMARKS.md")
+    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+    begin, end = f"<!-- {key}:begin -->", f"<!-- {key}:end -->"
+    block = f"{begin}\n{section}{end}"
+    if begin in text:
+        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+    print(section)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--preset", default="bench", choices=["bench", "demo"])
+    ap.add_argument("--discovery-only", action="store_true",
+                    help="only the discovery comparison (webevo vs the DuckDB SQL peer)")
+    ap.add_argument("--sql-timeout", type=float, default=1200,
+                    help="seconds after which the SQL peer is stopped and reported as timed out")
     args = ap.parse_args()
     data = os.path.join(ROOT, f"{args.preset}-data")
     if not os.path.isdir(data):
@@ -60,6 +93,14 @@ def main():
         subprocess.run([WEBEVO, "generate", "--preset", args.preset, "--seed", "1", "--out", data], check=True)
         print(f"generated {data} in {time.time() - started:.0f} s", file=sys.stderr)
 
+    if not args.discovery_only:
+        throughput(args, data)
+    if not discovery(args, data):
+        sys.exit(1)
+
+
+def throughput(args, data):
+    """The throughput entry: all analyses, 1 and 2 workers."""
     results = {}
     for workers in (1, 2):
         print(f"running {args.preset} with {workers} worker(s)...", file=sys.stderr)
@@ -67,7 +108,7 @@ def main():
 
     lines = []
     date = datetime.date.today().isoformat()
-    rev = sh("git", "-C", ROOT, "rev-parse", "--short", "HEAD")
+    rev = revision()
     lines.append(f"### `{args.preset}` preset, {date}, webevo {rev}")
     lines.append("")
     lines.append(f"Machine: {machine()}. {sh('rustc', '--version')}.")
@@ -96,19 +137,162 @@ def main():
                  "of a snapshot until every table of it is written; the state and the `pages` table are written "
                  "once per run, after the last snapshot. Peak memory is the process's resident high-water mark "
                  "(`VmHWM`), divided by the links of the largest snapshot.")
-    section = "\n".join(lines) + "\n"
+    write_section(args.preset, "\n".join(lines) + "\n")
 
-    path = os.path.join(ROOT, "BENCHMARKS.md")
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
-    begin, end = f"<!-- {args.preset}:begin -->", f"<!-- {args.preset}:end -->"
-    block = f"{begin}\n{section}{end}"
-    if begin in text:
-        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+
+def manifest_record(out):
+    with open(os.path.join(out, "_manifest.json")) as f:
+        return json.load(f)["runs"][-1]
+
+
+def per_snapshot_seconds(record):
+    return {int(seq): secs for seq, secs in record["snapshot_seconds"].items()}
+
+
+def run_sql_peer(data, out_json, threads, timeout):
+    """Runs benches/discovery_sql.py as a child; returns (summary or None, wall s, timed out)."""
+    if os.path.exists(out_json):
+        os.remove(out_json)
+    cmd = [sys.executable, discovery_sql.__file__, data, "--json", out_json, "-q", "--threads", str(threads)]
+    started = time.time()
+    proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None, time.time() - started, True
+    wall = time.time() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"the SQL peer failed with status {proc.returncode}")
+    with open(out_json) as f:
+        return json.load(f), wall, False
+
+
+def discovery(args, data):
+    """The discovery entry: webevo (jobs/discovery.toml) vs the DuckDB SQL peer on the
+    same data, plus webevo with the foundation tables only, to separate discovery's
+    share of each snapshot. Returns False when webevo and the SQL peer disagree."""
+    workers = os.cpu_count()
+    load_before = os.getloadavg()[0]
+    base = os.path.join(ROOT, f"{args.preset}-out-discovery")  # git-ignored
+    os.makedirs(base, exist_ok=True)
+    # Read the input once so that no contender pays for a cold page cache.
+    for dirpath, _, files in os.walk(os.path.join(data, "snapshots")):
+        for name in files:
+            with open(os.path.join(dirpath, name), "rb") as f:
+                while f.read(1 << 24):
+                    pass
+
+    out = os.path.join(base, "discovery")
+    print(f"discovery: webevo run --job jobs/discovery.toml -w {workers} on {args.preset}...", file=sys.stderr)
+    web_wall = discovery_sql.run_webevo(data, out, workers)
+    web_record = manifest_record(out)
+
+    # The same job without analyses: the foundation tables alone.
+    with open(os.path.join(ROOT, "jobs", "discovery.toml")) as f:
+        job = "".join("analyses = []\n" if line.startswith("analyses") else line for line in f)
+    foundation_job = os.path.join(base, "foundation.toml")
+    with open(foundation_job, "w") as f:
+        f.write(job)
+    print(f"discovery: webevo run, foundation tables only, -w {workers}...", file=sys.stderr)
+    found_wall = discovery_sql.run_webevo(data, os.path.join(base, "foundation"), workers, foundation_job)
+    found_record = manifest_record(os.path.join(base, "foundation"))
+
+    print(f"discovery: the DuckDB SQL peer, {workers} threads, timeout {args.sql_timeout:.0f} s...", file=sys.stderr)
+    peer, sql_wall, timed_out = run_sql_peer(data, os.path.join(base, "discovery_sql.json"), workers,
+                                             args.sql_timeout)
+
+    web, has_jaccard = discovery_sql.webevo_results(out)
+    if timed_out:
+        mismatches, notes = [], ["the SQL peer timed out: no correctness comparison"]
     else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(text)
-    print(section)
+        mismatches, notes = discovery_sql.compare(peer, out)
+    for n in notes:
+        print(f"discovery: note: {n}", file=sys.stderr)
+    for m in mismatches:
+        print(f"discovery: MISMATCH: {m}", file=sys.stderr)
+
+    web_secs, found_secs = per_snapshot_seconds(web_record), per_snapshot_seconds(found_record)
+    tables = ", ".join(f"`{t}`" for t in sorted(web_record["rows"])
+                       if t not in ("snapshots", "host_snapshots", "pages"))
+    peer_rows = {r["snapshot"]: r for r in peer["snapshots"]} if peer else {}
+    seqs = sorted(web_secs)[1:]
+
+    lines = []
+    date = datetime.date.today().isoformat()
+    rev = revision()
+    if args.discovery_only:
+        command = ("make bench-discovery" if args.preset == "demo"
+                   else f".venv/bin/python benches/bench.py --preset {args.preset} --discovery-only")
+    else:
+        command = f"make bench{'-quick' if args.preset == 'demo' else ''}"
+    lines.append(f"### Discovery vs a DuckDB SQL peer: `{args.preset}` preset, {date}, webevo {rev}")
+    lines.append("")
+    lines.append(f"Machine: {machine()}. Command: `{command}`: on the same generated data, "
+                 f"`webevo run --job jobs/discovery.toml -w {workers}`, the same with the foundation tables only "
+                 f"(`analyses = []`), and `benches/discovery_sql.py` (DuckDB {duckdb.__version__}, "
+                 f"{workers} threads, timeout {args.sql_timeout:.0f} s), input in the page cache. "
+                 f"1-minute load average before / after: {load_before:.1f} / {os.getloadavg()[0]:.1f} "
+                 f"(above {workers}, other processes shared the machine and the times are inflated).")
+    lines.append("")
+    lines.append("| contender | wall s | peak memory MiB | parts |")
+    lines.append("|---|---|---|---|")
+    lines.append(f"| webevo, `jobs/discovery.toml` | {web_wall:.1f} | {web_record['peak_rss_bytes'] / 2**20:,.0f} | "
+                 f"snapshots {sum(web_secs.values()):.1f} s, state + pages table {web_record['finish_seconds']:.1f} s |")
+    lines.append(f"| webevo, foundation tables only | {found_wall:.1f} | "
+                 f"{found_record['peak_rss_bytes'] / 2**20:,.0f} | "
+                 f"snapshots {sum(found_secs.values()):.1f} s, state + pages table "
+                 f"{found_record['finish_seconds']:.1f} s |")
+    if timed_out:
+        lines.append(f"| SQL peer | timed out after {sql_wall:.0f} | | |")
+    else:
+        sec = peer["seconds"]
+        lines.append(f"| SQL peer (closure + Jaccard histogram) | {sql_wall:.1f} | "
+                     f"{peer['peak_rss_bytes'] / 2**20:,.0f} | load {sec['load']:.1f} s, closure "
+                     f"{sec['closure']:.1f} s, Jaccard {sec['jaccard']:.1f} s |")
+    lines.append("")
+    lines.append("| snapshot | new pages | covering pairs | webevo s | foundation only s | discovery's share s | "
+                 "share ms per 1k new pages | SQL closure + Jaccard s |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    per_k = []
+    for seq in seqs:
+        new = web.get(seq, {}).get("new_pages", 0)
+        share = web_secs[seq] - found_secs.get(seq, 0.0)
+        ms = 1000 * share / (new / 1000) if new else float("nan")
+        per_k.append(1000 * web_secs[seq] / (new / 1000) if new else float("nan"))
+        r = peer_rows.get(seq)
+        sql = f"{r['closure_seconds'] + r['jaccard_seconds']:.2f}" if r else "–"
+        lines.append(f"| {seq} | {new:,} | {web.get(seq, {}).get('covering_pairs', 0):,} | {web_secs[seq]:.2f} | "
+                     f"{found_secs.get(seq, float('nan')):.2f} | {share:.2f} | {ms:.1f} | {sql} |")
+    lines.append("")
+    if timed_out:
+        lines.append(f"The SQL peer did not finish within {args.sql_timeout:.0f} s: webevo was at least "
+                     f"{sql_wall / web_wall:.1f}x faster (aim: 5x on the `bench` preset).")
+    else:
+        sql_compute = peer["seconds"]["closure"] + peer["seconds"]["jaccard"]
+        web_share = sum(web_secs[s] for s in seqs) - sum(found_secs.get(s, 0.0) for s in seqs)
+        lines.append(f"**webevo vs the SQL peer, end to end: {sql_wall / web_wall:.2f}x** (SQL peer wall / webevo "
+                     f"wall; above 1 means webevo is faster; aim: 5x on the `bench` preset). webevo's wall includes "
+                     f"reading the crawl, the foundation tables and every table of the job ({tables}), written as "
+                     f"Parquet; the peer computes only the covering pairs and the Jaccard histogram. Discovery's own share of webevo's snapshots 1.. "
+                     f"(discovery job minus foundation only, per snapshot; noisy) is {web_share:.1f} s, vs "
+                     f"{sql_compute:.1f} s for the peer's closure and Jaccard queries after its load.")
+    if per_k:
+        lines.append(f"webevo's time per snapshot per 1k new pages: {min(per_k):.0f}–{max(per_k):.0f} ms "
+                     "(the whole snapshot, dominated by reading it; discovery's share is the column above).")
+    if mismatches:
+        lines.append("")
+        lines.append(f"**MISMATCH between webevo and the SQL peer** ({len(mismatches)}): " + "; ".join(mismatches[:5]))
+    elif not timed_out:
+        lines.append("")
+        lines.append("Correctness: the SQL peer's new pages, covering pairs, coverable pages"
+                     + (" and Jaccard histograms agree" if has_jaccard else " agree")
+                     + " with webevo's tables on every snapshot"
+                     + ("." if has_jaccard else "; webevo's output has no `jaccard_histogram` table yet, so the "
+                        "histograms were not compared."))
+    write_section(f"{args.preset}-discovery", "\n".join(lines) + "\n")
+    return not mismatches
 
 
 if __name__ == "__main__":
