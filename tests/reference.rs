@@ -7,7 +7,7 @@
 //! discovery part of the reference is `discovery_reference.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -709,4 +709,110 @@ fn figure_one_of_the_discoverability_paper() {
     let mut failures = Vec::new();
     run_and_compare(&figure_one(), None, 2, &want, "figure 1", &mut failures);
     assert_no_failures(&failures);
+}
+
+/// A crawl directory's snapshots as [`Snap`]s (one day apart; digests are not
+/// needed by discovery).
+fn read_crawl(dir: &Path) -> Vec<Snap> {
+    snapshot_seqs(dir)
+        .into_iter()
+        .map(|seq| {
+            let d = dir.join("snapshots").join(seq.to_string());
+            let json = std::fs::read_to_string(d.join("snapshot.json")).unwrap();
+            let pages = parquet_file_rows(&d.join("pages.parquet"))
+                .into_iter()
+                .map(|r| (r.split('|').next().unwrap().to_string(), "d".to_string()))
+                .collect();
+            let links = parquet_file_rows(&d.join("links.parquet"))
+                .into_iter()
+                .map(|r| {
+                    let mut f = r.split('|');
+                    (f.next().unwrap().to_string(), f.next().unwrap().to_string())
+                })
+                .collect();
+            Snap {
+                day: seq as i64,
+                partial: json.contains("\"partial\":true"),
+                pages,
+                links,
+            }
+        })
+        .collect()
+}
+
+/// The registered domain of a URL's host, straight from the public suffix list;
+/// an IP address is its own site (docs/discovery.md).
+fn psl_site(url: &str) -> String {
+    let host = host(url);
+    if host.starts_with('[') || host.parse::<std::net::Ipv4Addr>().is_ok() {
+        return host;
+    }
+    let name = host.trim_end_matches('.');
+    psl::domain_str(name).unwrap_or(name).to_string()
+}
+
+/// The real host graphs of ../shared/data (WALK GDF files and the Canadian
+/// political sitelinks), imported and analysed with registered-domain sites: the
+/// hosts of a domain are the pages of its site. Every table must match the
+/// brute-force reference, with 1 and 3 workers.
+#[test]
+fn real_host_graphs_with_registered_domain_sites_match_brute_force() {
+    let Some(data) = shared_data() else {
+        eprintln!("skipped: ../shared/data is absent");
+        return;
+    };
+    let mut inputs: Vec<(&str, PathBuf)> = std::fs::read_dir(data.join("walk"))
+        .unwrap()
+        .map(|e| ("aut-gdf", e.unwrap().path()))
+        .filter(|(_, p)| p.extension().is_some_and(|e| e == "gdf"))
+        .collect();
+    inputs.sort();
+    inputs.push((
+        "dated-links",
+        data.join("canadian-political-sitelinks-2005-2009.tsv"),
+    ));
+    let params = Params {
+        site_key: "registered_domain",
+        ..Params::default()
+    };
+    let mut failures = Vec::new();
+    let mut exercised = (0usize, 0usize);
+    for (format, input) in &inputs {
+        let dir = tempdir();
+        let crawl = dir.path().join("crawl");
+        let out = run_bin(
+            &[
+                "import",
+                "--format",
+                format,
+                "--input",
+                input.to_str().unwrap(),
+                "--output",
+                crawl.to_str().unwrap(),
+                "-q",
+            ],
+            &[],
+        );
+        assert!(out.status.success(), "import {}: {out:?}", input.display());
+        let snaps = read_crawl(&crawl);
+        let want = reference(&snaps, &params, &psl_site);
+        exercised.0 += want["cover_trajectory"].len();
+        exercised.1 += want["site_cover"].len();
+        let name = input.file_name().unwrap().to_string_lossy();
+        for workers in [1, 3] {
+            run_and_compare(
+                &snaps,
+                Some(&params),
+                workers,
+                &want,
+                &format!("{name}, {workers} workers"),
+                &mut failures,
+            );
+        }
+    }
+    assert_no_failures(&failures);
+    assert!(
+        exercised.0 > 20 && exercised.1 > 50,
+        "the real graphs exercise the covers: {exercised:?}"
+    );
 }

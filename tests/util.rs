@@ -152,24 +152,35 @@ fn collect_rows(dir: &Path, prefix: &str, rows: &mut Vec<String>) {
         if path.is_dir() {
             collect_rows(&path, &format!("{prefix}{name}|"), rows);
         } else if name.ends_with(".parquet") {
-            let f = fs::File::open(&path).unwrap();
-            let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-                .unwrap()
-                .build()
-                .unwrap();
-            for batch in reader {
-                let batch = batch.unwrap();
-                for r in 0..batch.num_rows() {
-                    let cells: Vec<String> = batch
-                        .columns()
-                        .iter()
-                        .map(|c| cell(c.as_ref(), r))
-                        .collect();
-                    rows.push(format!("{prefix}{}", cells.join("|")));
-                }
-            }
+            rows.extend(
+                parquet_file_rows(&path)
+                    .into_iter()
+                    .map(|r| format!("{prefix}{r}")),
+            );
         }
     }
+}
+
+/// The rows of one Parquet file as strings, cells joined by `|`.
+pub fn parquet_file_rows(path: &Path) -> Vec<String> {
+    let mut rows = Vec::new();
+    let f = fs::File::open(path).unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap();
+    for batch in reader {
+        let batch = batch.unwrap();
+        for r in 0..batch.num_rows() {
+            let cells: Vec<String> = batch
+                .columns()
+                .iter()
+                .map(|c| cell(c.as_ref(), r))
+                .collect();
+            rows.push(cells.join("|"));
+        }
+    }
+    rows
 }
 
 fn cell(a: &dyn Array, r: usize) -> String {

@@ -57,9 +57,12 @@ pub fn normalize_for(raw: &str, site_key: SiteKey) -> Result<NormalUrl, UrlProbl
     // host_str is a slice of the serialization; remember where, so the host never
     // needs a second parse.
     let mut start = host.as_ptr() as usize - url.as_str().as_ptr() as usize;
-    let end = start + host.len();
+    let mut end = start + host.len();
     if site_key == SiteKey::RegisteredDomain && matches!(url.host(), Some(url::Host::Domain(_))) {
-        if let Some(domain) = psl::domain_str(host) {
+        // `example.org.` (a fully qualified name) is the site `example.org`.
+        let name = host.trim_end_matches('.');
+        end = start + name.len();
+        if let Some(domain) = psl::domain_str(name) {
             start = end - domain.len();
         }
     }
@@ -116,6 +119,7 @@ mod tests {
         assert_eq!(site("http://news.BBC.co.uk/a"), "bbc.co.uk");
         assert_eq!(site("http://www.example.com/"), "example.com");
         assert_eq!(site("http://example.com/"), "example.com");
+        assert_eq!(site("http://www.example.com./x"), "example.com");
         // gc.ca is itself a public suffix (Government of Canada departments).
         assert_eq!(site("http://meds.dfo-mpo.gc.ca/"), "dfo-mpo.gc.ca");
         assert_eq!(site("http://foo.github.io/"), "foo.github.io");
