@@ -1,6 +1,8 @@
 //! Plain per-site algorithms, called from inside differential `reduce`s on one
 //! site's data. No timely or differential types here.
 
+pub mod change;
 pub mod greedy;
 pub mod jaccard;
+pub mod revisit;
 pub mod site_round;

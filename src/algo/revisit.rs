@@ -1,0 +1,473 @@
+//! Optimal revisit frequencies (Cho and Garcia-Molina, Section 5 and Figure 9).
+//!
+//! Maximize `Σ w_i F(λ_i, 1/f_i)` subject to `Σ f_i = B`. The Lagrange condition is
+//! `φ(λ_i / f_i) = μ λ_i / w_i` with `φ(x) = 1 − (1 + x) e^{−x}`, and `f_i = 0` when
+//! `μ λ_i / w_i ≥ 1`. The pages are spread over workers, so the multiplier `μ` is
+//! found by rounds: every worker evaluates its pages at the round's `μ`
+//! ([`PageSet::partial`]) and all workers combine the same partial sums the same way
+//! ([`Search::next`]), so they agree on the next `μ` and on when to stop. Sums are
+//! fixed point, so they do not depend on how the pages are split.
+
+use serde::{Deserialize, Serialize};
+
+use crate::algo::change::{freshness, DAY};
+
+/// Fixed-point scale of summed frequencies (per day): 1e-12 per page.
+const SCALE: f64 = 1e12;
+
+/// `φ(x) = 1 − (1 + x) e^{−x}`, accurate for small `x` too.
+pub fn phi(x: f64) -> f64 {
+    if x < 0.05 {
+        // Σ_{k≥2} (−1)^k (k − 1) x^k / k!
+        let mut term = x * x / 2.0;
+        let mut sum = 0.0;
+        for k in 2..12 {
+            sum += (k - 1) as f64 * term;
+            term *= -x / (k + 1) as f64;
+        }
+        sum
+    } else {
+        -(-x).exp_m1() - x * (-x).exp()
+    }
+}
+
+/// The `x` with `φ(x) = y`, for `0 < y < 1`, by Newton's method from `start` (a
+/// previous solution, or 0 for none), safeguarded by a bracket.
+pub fn phi_inverse(y: f64, start: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
+    let mut x = if start > 0.0 && start.is_finite() {
+        start
+    } else {
+        // φ(x) ≈ x²/2 for small x; 1 − (1 + x)e^{−x} for large.
+        (2.0 * y).sqrt().max(-(1.0 - y).ln())
+    };
+    for _ in 0..100 {
+        let f = phi(x) - y;
+        if f > 0.0 {
+            hi = hi.min(x);
+        } else {
+            lo = lo.max(x);
+        }
+        let slope = x * (-x).exp();
+        let mut next = x - f / slope;
+        if !(next > lo && next < hi) {
+            next = if hi.is_finite() {
+                0.5 * (lo + hi)
+            } else {
+                2.0 * x.max(1e-300)
+            };
+        }
+        if (next - x).abs() <= 1e-15 * x {
+            return next;
+        }
+        x = next;
+    }
+    x
+}
+
+/// One page of a plan: its rate (per second) and weight.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlanPage {
+    pub lambda: f64,
+    pub weight: f64,
+}
+
+/// The optimal frequency (per day) of a page at multiplier `mu`, and `x = λ/f`
+/// (for a warm start); `None` where the page is not worth refreshing.
+pub fn optimal_frequency(p: PlanPage, mu: f64, start: f64) -> Option<(f64, f64)> {
+    if p.lambda <= 0.0 || p.weight <= 0.0 {
+        return None;
+    }
+    let y = mu * p.lambda / p.weight;
+    if y >= 1.0 {
+        return None;
+    }
+    let x = phi_inverse(y, start);
+    Some((p.lambda / x * DAY, x))
+}
+
+/// Freshness of a page refreshed `f` times per day.
+pub fn page_freshness(lambda: f64, f_per_day: f64) -> f64 {
+    if lambda <= 0.0 {
+        1.0
+    } else if f_per_day <= 0.0 {
+        0.0
+    } else {
+        freshness(lambda, DAY / f_per_day)
+    }
+}
+
+/// What one worker reports in one round; fields add across workers.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct Partial {
+    /// Pages in the plan.
+    pub pages: u64,
+    /// Σ f_i(μ), fixed point.
+    pub sum_f: i128,
+    /// Σ μ f_i'(μ) (≤ 0), fixed point: the slope of `Σf` against `ln μ`.
+    pub slope: i128,
+    /// Σ w_i, fixed point.
+    pub sum_w: i128,
+    /// Σ λ_i, fixed point of per-day rates.
+    pub sum_lambda: i128,
+    /// Σ sqrt(λ_i w_i / 2) per day: the small-`x` asymptote `Σf ≈ that / sqrt(μ)`.
+    pub sum_root: i128,
+    /// The largest `w_i / λ_i` (bits of a positive double order like the double).
+    pub max_ratio_bits: u64,
+}
+
+impl Partial {
+    pub fn add(&mut self, o: &Partial) {
+        self.pages += o.pages;
+        self.sum_f += o.sum_f;
+        self.slope += o.slope;
+        self.sum_w += o.sum_w;
+        self.sum_lambda += o.sum_lambda;
+        self.sum_root += o.sum_root;
+        self.max_ratio_bits = self.max_ratio_bits.max(o.max_ratio_bits);
+    }
+}
+
+fn fixed(v: f64) -> i128 {
+    (v * SCALE).round() as i128
+}
+
+fn unfixed(v: i128) -> f64 {
+    v as f64 / SCALE
+}
+
+/// One worker's planned pages, with each page's last `x` for warm starts.
+#[derive(Default)]
+pub struct PageSet {
+    pub pages: Vec<PlanPage>,
+    warm: Vec<f64>,
+}
+
+impl PageSet {
+    pub fn new(pages: Vec<PlanPage>) -> PageSet {
+        let warm = vec![0.0; pages.len()];
+        PageSet { pages, warm }
+    }
+
+    /// The round-0 report: sizes and the start of the search.
+    pub fn totals(&self) -> Partial {
+        let mut p = Partial::default();
+        for pg in &self.pages {
+            p.pages += 1;
+            p.sum_w += fixed(pg.weight);
+            p.sum_lambda += fixed(pg.lambda * DAY);
+            if pg.lambda > 0.0 {
+                p.sum_root += fixed((pg.lambda * DAY * pg.weight * DAY / 2.0).sqrt());
+                let ratio = pg.weight / pg.lambda;
+                p.max_ratio_bits = p.max_ratio_bits.max(ratio.to_bits());
+            }
+        }
+        p
+    }
+
+    /// `Σ f_i(μ)` and its slope against `ln μ` over this worker's pages.
+    pub fn partial(&mut self, mu: f64) -> Partial {
+        let mut p = Partial::default();
+        for (pg, warm) in self.pages.iter().zip(self.warm.iter_mut()) {
+            if let Some((f, x)) = optimal_frequency(*pg, mu, *warm) {
+                *warm = x;
+                p.sum_f += fixed(f);
+                // μ df/dμ = −f (e^x − 1 − x) / x².
+                let g = if x < 1e-4 {
+                    0.5 + x / 6.0
+                } else {
+                    (x.exp_m1() - x) / (x * x)
+                };
+                p.slope -= fixed(f * g);
+            }
+        }
+        p
+    }
+
+    /// The optimal frequencies at `mu` (0 for pages not worth refreshing).
+    pub fn frequencies(&mut self, mu: f64) -> Vec<f64> {
+        self.pages
+            .iter()
+            .zip(self.warm.iter_mut())
+            .map(|(pg, warm)| match optimal_frequency(*pg, mu, *warm) {
+                Some((f, x)) => {
+                    *warm = x;
+                    f
+                }
+                None => 0.0,
+            })
+            .collect()
+    }
+}
+
+/// The search for `μ`, identical on every worker.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Search {
+    budget: f64,
+    /// `ln μ` where `Σf` is above the budget (`None` until seen).
+    lo: Option<f64>,
+    /// `ln μ` where `Σf` is below it: beyond this every page is cut off.
+    hi: f64,
+    pub mu: f64,
+    pub rounds: u32,
+}
+
+/// What to do after a round.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Step {
+    /// Evaluate at this `μ`.
+    Try(f64),
+    /// The final `μ`, and the factor `B / Σf(μ)` the frequencies are scaled by so
+    /// that they meet the budget exactly. It is 1 up to the search's tolerance,
+    /// except when the budget is so small that the answer lies within a double's
+    /// precision of the cut-off: then the pages still refreshed there are the ones
+    /// tied at the largest `w/λ`, each refreshed far less often than it changes,
+    /// where freshness is linear in `f` and scaling them keeps the optimum.
+    Done(f64, f64),
+}
+
+/// Relative budget error at which the search stops.
+const BUDGET_TOL: f64 = 1e-10;
+const MAX_ROUNDS: u32 = 200;
+
+impl Search {
+    /// Starts from the combined round-0 totals; `None` when no page changes.
+    pub fn start(budget_per_day: f64, totals: &Partial) -> Option<Search> {
+        if totals.max_ratio_bits == 0 || budget_per_day <= 0.0 {
+            return None;
+        }
+        let hi = f64::from_bits(totals.max_ratio_bits).ln();
+        // The small-x asymptote Σf ≈ R / sqrt(μ) gives μ = (R / B)²; it
+        // overestimates Σf, so the root lies at or above it.
+        let root = unfixed(totals.sum_root);
+        let mut guess = 2.0 * (root / budget_per_day).ln();
+        if guess > hi - 0.01 {
+            // Near the cut-off Σf falls only logarithmically: start well inside.
+            guess = hi - 0.7;
+        }
+        Some(Search {
+            budget: budget_per_day,
+            lo: None,
+            hi,
+            mu: guess.exp(),
+            rounds: 0,
+        })
+    }
+
+    /// Given `Σf` and its slope at the current `μ`, the next step.
+    pub fn next(&mut self, total: &Partial) -> Step {
+        self.rounds += 1;
+        let s = self.mu.ln();
+        let sum = unfixed(total.sum_f);
+        let done = Step::Done(self.mu, if sum > 0.0 { self.budget / sum } else { 1.0 });
+        if (sum - self.budget).abs() <= BUDGET_TOL * self.budget || self.rounds >= MAX_ROUNDS {
+            return done;
+        }
+        if sum > self.budget {
+            self.lo = Some(s);
+        } else {
+            self.hi = self.hi.min(s);
+        }
+        // Newton on ln Σf against ln μ.
+        let elasticity = unfixed(total.slope) / sum;
+        let newton = if sum > 0.0 && elasticity < 0.0 {
+            s + (self.budget.ln() - sum.ln()) / elasticity
+        } else {
+            f64::NAN
+        };
+        let next = match self.lo {
+            Some(lo) if newton > lo && newton < self.hi => newton,
+            Some(lo) => 0.5 * (lo + self.hi),
+            None if newton < self.hi => newton,
+            None => s - 1.0,
+        };
+        if let Some(lo) = self.lo {
+            if self.hi - lo <= 1e-15 * lo.abs().max(1.0) {
+                return done;
+            }
+        }
+        self.mu = next.exp();
+        Step::Try(self.mu)
+    }
+}
+
+/// Solves a plan on one machine (for tests and small inputs): the optimal
+/// frequencies per day, and `μ`.
+pub fn solve_local(pages: &[PlanPage], budget_per_day: f64) -> Option<(Vec<f64>, f64)> {
+    let mut set = PageSet::new(pages.to_vec());
+    let mut search = Search::start(budget_per_day, &set.totals())?;
+    let mut step = Step::Try(search.mu);
+    while let Step::Try(mu) = step {
+        let p = set.partial(mu);
+        step = search.next(&p);
+    }
+    let Step::Done(mu, scale) = step else {
+        unreachable!()
+    };
+    let f = set.frequencies(mu).into_iter().map(|f| f * scale).collect();
+    Some((f, mu))
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+
+    #[test]
+    fn phi_and_its_inverse() {
+        for x in [1e-8, 1e-3, 0.049, 0.051, 0.5, 1.0, 5.0, 20.0] {
+            let direct = 1.0 - (1.0 + x) * (-x as f64).exp();
+            let series = phi(x);
+            if x > 1e-3 {
+                assert!((direct - series).abs() <= 1e-12 * series, "{x}");
+            }
+            let back = phi_inverse(series, 0.0);
+            // Near y = 1 the inverse is ill-conditioned: y's rounding alone moves x.
+            let tol = if x > 10.0 { 1e-6 } else { 1e-9 };
+            assert!((back - x).abs() <= tol * x, "{x} -> {back}");
+            assert!((phi_inverse(series, x * 1.5) - x).abs() <= tol * x);
+        }
+    }
+
+    fn total_freshness(pages: &[PlanPage], f: &[f64]) -> f64 {
+        pages
+            .iter()
+            .zip(f)
+            .map(|(p, f)| p.weight * page_freshness(p.lambda, *f))
+            .sum::<f64>()
+            / pages.iter().map(|p| p.weight).sum::<f64>()
+    }
+
+    fn random_pages(rng: &mut rand_pcg::Pcg64Mcg, n: usize) -> Vec<PlanPage> {
+        (0..n)
+            .map(|_| PlanPage {
+                lambda: if rng.random::<f64>() < 0.1 {
+                    0.0
+                } else {
+                    1.0 / (DAY * 10f64.powf(rng.random_range(-1.5..2.5)))
+                },
+                weight: if rng.random::<bool>() {
+                    1.0
+                } else {
+                    rng.random_range(0.1..3.0)
+                },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn optimum_meets_the_budget_and_beats_uniform_and_proportional() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
+        for n in [1, 2, 5, 50, 2000] {
+            let pages = random_pages(&mut rng, n);
+            if pages.iter().all(|p| p.lambda == 0.0) {
+                continue;
+            }
+            for budget in [0.01, 1.0, 30.0, 1000.0] {
+                let (f, _) = solve_local(&pages, budget).unwrap();
+                let sum: f64 = f.iter().sum();
+                assert!((sum - budget).abs() <= 1e-6 * budget, "{n} {budget}: {sum}");
+                let uniform = vec![budget / n as f64; n];
+                let lsum: f64 = pages.iter().map(|p| p.lambda).sum();
+                let prop: Vec<f64> = pages.iter().map(|p| budget * p.lambda / lsum).collect();
+                let best = total_freshness(&pages, &f);
+                assert!(best >= total_freshness(&pages, &uniform) - 1e-12);
+                assert!(best >= total_freshness(&pages, &prop) - 1e-12);
+            }
+        }
+    }
+
+    /// Two and three pages: a grid search over the budget's splits finds nothing
+    /// better than the solver, and the solver's split is where the grid peaks.
+    #[test]
+    fn optimum_matches_a_brute_force_search() {
+        let day = |d: f64| 1.0 / (d * DAY);
+        let cases = [
+            vec![(day(1.0), 1.0), (day(10.0), 1.0)],
+            vec![(day(0.01), 1.0), (day(1.0), 1.0)],
+            vec![(day(2.0), 2.0), (day(5.0), 1.0), (day(30.0), 0.5)],
+        ];
+        for case in cases {
+            let pages: Vec<PlanPage> = case
+                .iter()
+                .map(|&(lambda, weight)| PlanPage { lambda, weight })
+                .collect();
+            let budget = 1.0;
+            let (f, _) = solve_local(&pages, budget).unwrap();
+            let best = total_freshness(&pages, &f);
+            let steps = 400;
+            let mut grid_best = 0.0f64;
+            let mut grid_f = Vec::new();
+            for a in 0..=steps {
+                for b in 0..=(if pages.len() == 3 { steps - a } else { 0 }) {
+                    let fa = budget * a as f64 / steps as f64;
+                    let fb = budget * b as f64 / steps as f64;
+                    let split: Vec<f64> = if pages.len() == 2 {
+                        vec![fa, budget - fa]
+                    } else {
+                        vec![fa, fb, budget - fa - fb]
+                    };
+                    let v = total_freshness(&pages, &split);
+                    if v > grid_best {
+                        grid_best = v;
+                        grid_f = split;
+                    }
+                }
+            }
+            assert!(best >= grid_best - 1e-9, "{best} < {grid_best}");
+            for (a, b) in f.iter().zip(&grid_f) {
+                assert!(
+                    (a - b).abs() <= 2.0 * budget / steps as f64,
+                    "{f:?} vs {grid_f:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn too_fast_pages_get_nothing() {
+        // The paper's example: one page changing daily, one every second, one
+        // fetch a day: all of it goes to the daily page.
+        let pages = [
+            PlanPage {
+                lambda: 1.0 / DAY,
+                weight: 1.0,
+            },
+            PlanPage {
+                lambda: 1.0,
+                weight: 1.0,
+            },
+        ];
+        let (f, _) = solve_local(&pages, 1.0).unwrap();
+        assert!((f[0] - 1.0).abs() < 1e-9 && f[1] == 0.0, "{f:?}");
+    }
+
+    /// Splitting the pages over workers gives bit-identical sums and plans.
+    #[test]
+    fn partials_do_not_depend_on_the_split() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(11);
+        let pages = random_pages(&mut rng, 500);
+        let run = |parts: usize| {
+            let mut sets: Vec<PageSet> = (0..parts)
+                .map(|k| PageSet::new(pages.iter().skip(k).step_by(parts).copied().collect()))
+                .collect();
+            let mut totals = Partial::default();
+            sets.iter().for_each(|s| totals.add(&s.totals()));
+            let mut search = Search::start(50.0, &totals).unwrap();
+            let mut step = Step::Try(search.mu);
+            while let Step::Try(mu) = step {
+                let mut p = Partial::default();
+                sets.iter_mut().for_each(|s| p.add(&s.partial(mu)));
+                step = search.next(&p);
+            }
+            (search.rounds, step)
+        };
+        let one = run(1);
+        assert_eq!(one, run(3));
+        assert_eq!(one, run(7));
+        assert!(one.0 < 40, "rounds: {}", one.0);
+    }
+}
