@@ -40,7 +40,7 @@ impl Analysis {
 
     /// Whether this build of webevo implements the analysis.
     pub fn available(self) -> bool {
-        matches!(self, Analysis::Discovery)
+        matches!(self, Analysis::Discovery | Analysis::Change)
     }
 }
 
@@ -54,6 +54,8 @@ pub struct JobFile {
     pub output: OutputSection,
     #[serde(default)]
     pub discovery: DiscoveryParams,
+    #[serde(default)]
+    pub change: ChangeParams,
 }
 
 /// How pages are grouped into sites.
@@ -127,6 +129,101 @@ impl DiscoveryParams {
     }
 }
 
+/// The change analysis' parameters (`[change]`; docs/change.md). Times are in days.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChangeParams {
+    /// Refresh cycle `C` of the crawl designs.
+    pub cycle_days: f64,
+    /// Batch length `B` of the batch designs.
+    pub batch_days: f64,
+    /// Fetches per day of the revisit plan.
+    pub budget_per_day: f64,
+    /// Pages with fewer intervals are planned with their directory's or host's rate.
+    pub min_intervals: u32,
+    /// The Bayesian rate classes, as mean change intervals.
+    pub rate_classes_days: Vec<f64>,
+    /// Bands `[lo, hi)` of the average change interval for the Poisson check.
+    pub poisson_bands_days: Vec<[f64; 2]>,
+    /// Bucket width of the Poisson check.
+    pub poisson_bucket_days: f64,
+    /// Starting interval of the adaptive back-off rule.
+    pub backoff_start_days: f64,
+}
+
+impl Default for ChangeParams {
+    fn default() -> Self {
+        ChangeParams {
+            cycle_days: 30.0,
+            batch_days: 7.0,
+            budget_per_day: 1000.0,
+            min_intervals: 3,
+            rate_classes_days: vec![1.0, 7.0, 30.0, 91.25, 365.0],
+            poisson_bands_days: vec![[9.0, 11.0], [18.0, 22.0]],
+            poisson_bucket_days: 1.0,
+            backoff_start_days: 1.0,
+        }
+    }
+}
+
+impl ChangeParams {
+    fn check(&self) -> Result<(), String> {
+        let positive = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("change.{name} = {v} must be a positive number"))
+            }
+        };
+        positive("cycle_days", self.cycle_days)?;
+        positive("batch_days", self.batch_days)?;
+        positive("budget_per_day", self.budget_per_day)?;
+        positive("poisson_bucket_days", self.poisson_bucket_days)?;
+        positive("backoff_start_days", self.backoff_start_days)?;
+        if self.batch_days > self.cycle_days {
+            return Err(format!(
+                "change.batch_days = {} is longer than change.cycle_days = {}",
+                self.batch_days, self.cycle_days
+            ));
+        }
+        let c = &self.rate_classes_days;
+        if c.is_empty()
+            || c.iter().any(|d| !(d.is_finite() && *d > 0.0))
+            || !c.windows(2).all(|w| w[0] < w[1])
+        {
+            return Err(format!(
+                "change.rate_classes_days = {c:?} must be positive and strictly increasing"
+            ));
+        }
+        if let Some(b) = self
+            .poisson_bands_days
+            .iter()
+            .find(|b| !(b[0].is_finite() && b[0] >= 0.0 && b[1].is_finite() && b[0] < b[1]))
+        {
+            return Err(format!(
+                "change.poisson_bands_days: band {b:?} must be [lo, hi] with 0 <= lo < hi"
+            ));
+        }
+        if self.poisson_bands_days.len() > 255 {
+            return Err("change.poisson_bands_days: at most 255 bands".into());
+        }
+        Ok(())
+    }
+
+    /// The rate classes' rates, per second.
+    pub fn class_rates(&self) -> Vec<f64> {
+        self.rate_classes_days
+            .iter()
+            .map(|d| 1.0 / (d * crate::algo::change::DAY))
+            .collect()
+    }
+
+    /// The name of rate class `i`: its mean interval in days, shortest form.
+    pub fn class_name(&self, i: usize) -> String {
+        format!("{}d", self.rate_classes_days[i])
+    }
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSection {
@@ -159,6 +256,7 @@ pub struct Job {
     pub analyses: Vec<Analysis>,
     pub write: WriteSettings,
     pub discovery: DiscoveryParams,
+    pub change: ChangeParams,
 }
 
 impl Default for Job {
@@ -215,9 +313,11 @@ impl Job {
             )));
         }
         file.discovery.check().map_err(invalid)?;
+        file.change.check().map_err(invalid)?;
         Ok(Job {
             analyses,
             discovery: file.discovery,
+            change: file.change,
             write: WriteSettings {
                 row_group_rows: o.row_group_rows,
                 zstd_level: o.zstd_level,
@@ -347,5 +447,13 @@ mod tests {
         assert_eq!(j.discovery.site_key, SiteKey::RegisteredDomain);
         assert_eq!(j.discovery.delta, 2);
         assert_eq!(j.discovery.eps_b, 0.8);
+        assert!(Job::parse("[change]\nbudget_per_day = 0", p).is_err());
+        assert!(Job::parse("[change]\nbatch_days = 60", p).is_err());
+        assert!(Job::parse("[change]\npoisson_bands_days = [[3, 2]]", p).is_err());
+        assert!(Job::parse("[change]\nrate_classes_days = [7, 1]", p).is_err());
+        let j = Job::parse("analyses = [\"change\"]\n[change]\nbudget_per_day = 5", p).unwrap();
+        assert_eq!(j.change.budget_per_day, 5.0);
+        assert_eq!(j.change.class_name(3), "91.25d");
+        assert_eq!(j.change.class_name(0), "1d");
     }
 }

@@ -29,8 +29,11 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::algo::change::DomainClass;
+use crate::change_book::{ChangeBook, ChangeKey};
 use crate::ingest::{LinkObs, Mention, OddRows, PageObs, Record, UrlText};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
+use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::state::StateRecord;
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
@@ -105,6 +108,25 @@ pub enum LedgerOut {
     /// Restored state of a downstream per-site operator (opaque bytes), emitted
     /// once at the restore epoch on the worker that owns the site.
     Restored(HostKey<Vec<u8>>),
+    /// Change: a counted quantity over all pages; the update's diff is the count.
+    ChangeCount(ChangeKey),
+    /// Change (inserted at a snapshot, retracted at the next): a row of
+    /// `page_change`.
+    PageChange(PageChangeRow),
+    /// Change (inserted at a snapshot, retracted at the next): a row of
+    /// `group_change`.
+    GroupChange(GroupChangeRow),
+    /// Change: a page of the snapshot's revisit plan. A per-snapshot message, never
+    /// retracted: the dataflow splits these off before treating the rest as a
+    /// collection.
+    PlanPage(PlanInput),
+}
+
+impl LedgerOut {
+    /// Whether the record is a row that lives for one snapshot only.
+    pub fn is_transient_row(&self) -> bool {
+        matches!(self, LedgerOut::PageChange(_) | LedgerOut::GroupChange(_))
+    }
 }
 
 /// The records of one epoch on one worker, sorted by kind as they arrive, so a
@@ -158,6 +180,8 @@ pub struct Ledger {
     linked_sites: std::collections::HashSet<HostId, foldhash::fast::FixedState>,
     /// Odd rows only the ledger can see (duplicates split across workers).
     pub odd: OddRows,
+    /// The change analysis' histories, when it runs.
+    pub change: Option<ChangeBook>,
 }
 
 /// Accumulates fact deltas of one snapshot.
@@ -200,7 +224,21 @@ impl Ledger {
                 StateRecord::Site(host, bytes) => {
                     out.push((LedgerOut::Restored(HostKey { host, key: bytes }), 1))
                 }
+                StateRecord::Change(_, page, h) => {
+                    if let Some(book) = self.change.as_mut() {
+                        book.restore_page(page, h);
+                    }
+                }
             }
+        }
+        if let Some(book) = self.change.as_mut() {
+            let hosts = &self.hosts;
+            let counts = book.restored(&self.pages, &|h| hosts[&h].name.clone());
+            out.extend(
+                counts
+                    .into_iter()
+                    .map(|(k, c)| (LedgerOut::ChangeCount(k), c)),
+            );
         }
         let mut deltas = Deltas::default();
         for (id, st) in &self.pages {
@@ -353,7 +391,12 @@ impl Ledger {
             let host = obs.host;
             let page = obs.page;
             self.note_host(host, obs.url.host(), t, &mut out);
-            let st = self.page_entry(page, host, &obs.url, t)?;
+            let st = page_entry(&mut self.pages, page, host, &obs.url, t)?;
+            if let Some(book) = self.change.as_mut() {
+                let name = &self.hosts[&host].name;
+                book.touch(page, st, DomainClass::of_host(name));
+                book.observe(page, st, obs.fetch_time, obs.digest, t, name);
+            }
             observe(st, obs, t, &mut events);
             fetched.push(page);
         }
@@ -364,7 +407,7 @@ impl Ledger {
         let mut known = fetched.clone();
         for m in mentions {
             self.note_host(m.host, m.url.host(), t, &mut out);
-            let st = self.page_entry(m.page, m.host, &m.url, t)?;
+            let st = page_entry(&mut self.pages, m.page, m.host, &m.url, t)?;
             st.last_seen = t;
             known.push(m.page);
         }
@@ -409,6 +452,11 @@ impl Ledger {
             diff_sorted(&self.alive, &fetched, |id, d| {
                 if d < 0 {
                     let st = self.pages.get_mut(id).expect("alive pages are known");
+                    if let Some(book) = self.change.as_mut() {
+                        let class = DomainClass::of_host(&self.hosts[&st.host].name);
+                        book.touch(*id, st, class);
+                        book.gone(*id);
+                    }
                     st.alive = false;
                     events.add(st.host, HostFact::GonePage, 1);
                 }
@@ -428,6 +476,18 @@ impl Ledger {
         self.events = ev;
         out.extend(finish(deltas));
         self.emit_discovery(t, &mut out);
+        if let Some(book) = self.change.as_mut() {
+            let hosts = &self.hosts;
+            let b = book.finish(&self.pages, &self.alive, &|h| hosts[&h].name.clone());
+            out.extend(
+                b.counts
+                    .into_iter()
+                    .map(|(k, c)| (LedgerOut::ChangeCount(k), c)),
+            );
+            out.extend(b.pages.into_iter().map(|r| (LedgerOut::PageChange(r), 1)));
+            out.extend(b.groups.into_iter().map(|r| (LedgerOut::GroupChange(r), 1)));
+            out.extend(b.plan.into_iter().map(|p| (LedgerOut::PlanPage(p), 1)));
+        }
         out.sort_unstable();
         Ok(out)
     }
@@ -486,35 +546,6 @@ impl Ledger {
         });
     }
 
-    fn page_entry(
-        &mut self,
-        page: PageId,
-        host: HostId,
-        url: &UrlText,
-        t: Seq,
-    ) -> Result<&mut PageState, String> {
-        let st = self.pages.entry(page).or_insert_with(|| PageState {
-            url: url.clone(),
-            host,
-            first_seen: t,
-            last_seen: t,
-            first_fetched: None,
-            last_fetched: None,
-            first_fetch_time: None,
-            last_fetch_time: None,
-            observations: 0,
-            changes: 0,
-            last_digest: 0,
-            last_status: None,
-            alive: false,
-        });
-        if st.url.url != url.url {
-            return Err(collision(&st.url.url, &url.url));
-        }
-
-        Ok(st)
-    }
-
     /// The state records that let a later run continue from here.
     pub fn state_records(&self) -> impl Iterator<Item = StateRecord> + '_ {
         let hosts = self
@@ -527,7 +558,11 @@ impl Ledger {
             .map(|(p, s)| StateRecord::Page(*p, s.clone()));
         let links = self.links.iter().map(|l| StateRecord::Link(*l));
         let events = self.events.iter().map(|(k, c)| StateRecord::Event(*k, *c));
-        hosts.chain(pages).chain(links).chain(events)
+        let changes = self.change.iter().flat_map(move |book| {
+            book.histories()
+                .map(move |(id, h)| StateRecord::Change(self.pages[id].host, *id, h.clone()))
+        });
+        hosts.chain(pages).chain(links).chain(events).chain(changes)
     }
 
     /// Every known page with its host's name.
@@ -536,6 +571,36 @@ impl Ledger {
             .values()
             .map(|p| (p, self.hosts[&p.host].name.as_str()))
     }
+}
+
+/// The page's state, created when first known; fails on an id collision.
+fn page_entry<'a>(
+    pages: &'a mut FastMap<PageId, PageState>,
+    page: PageId,
+    host: HostId,
+    url: &UrlText,
+    t: Seq,
+) -> Result<&'a mut PageState, String> {
+    let st = pages.entry(page).or_insert_with(|| PageState {
+        url: url.clone(),
+        host,
+        first_seen: t,
+        last_seen: t,
+        first_fetched: None,
+        last_fetched: None,
+        first_fetch_time: None,
+        last_fetch_time: None,
+        observations: 0,
+        changes: 0,
+        last_digest: 0,
+        last_status: None,
+        alive: false,
+    });
+    if st.url.url != url.url {
+        return Err(collision(&st.url.url, &url.url));
+    }
+
+    Ok(st)
 }
 
 fn collision(a: &str, b: &str) -> String {

@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::change_book::PageHistory;
 use crate::error::OutputError;
 use crate::ledger::{HostState, LinkKey, PageState};
 use crate::model::{HostFact, HostId, HostKey, PageId};
 
 /// Bumped whenever the state's meaning or encoding changes.
-pub const STATE_VERSION: u32 = 2;
+pub const STATE_VERSION: u32 = 3;
 const MAGIC: &[u8; 8] = b"WEVOSTAT";
 
 /// One persisted piece of ledger state.
@@ -31,6 +32,8 @@ pub enum StateRecord {
     /// A per-site analysis' history (opaque to the ledger, which hands it back
     /// at the restore epoch on the site's worker).
     Site(HostId, Vec<u8>),
+    /// A page's change history (the change analysis).
+    Change(HostId, PageId, PageHistory),
 }
 
 impl StateRecord {
@@ -41,6 +44,7 @@ impl StateRecord {
             StateRecord::Link(l) => l.src_host,
             StateRecord::Event(k, _) => k.host,
             StateRecord::Site(h, _) => *h,
+            StateRecord::Change(h, _, _) => *h,
         }
     }
 }

@@ -318,8 +318,8 @@ mod tests {
 
     #[test]
     fn phi_and_its_inverse() {
-        for x in [1e-8, 1e-3, 0.049, 0.051, 0.5, 1.0, 5.0, 20.0] {
-            let direct = 1.0 - (1.0 + x) * (-x as f64).exp();
+        for x in [1e-8f64, 1e-3, 0.049, 0.051, 0.5, 1.0, 5.0, 20.0] {
+            let direct = 1.0 - (1.0 + x) * (-x).exp();
             let series = phi(x);
             if x > 1e-3 {
                 assert!((direct - series).abs() <= 1e-12 * series, "{x}");

@@ -8,6 +8,7 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::Stream;
 
+use crate::change_book::{BookSettings, ChangeBook};
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::Record;
@@ -40,6 +41,12 @@ pub fn ledger<'s>(
                 let mut stash: BTreeMap<Seq, Batch> = BTreeMap::new();
                 let mut ledger = Ledger::default();
                 ledger.discovery = ctx.plan.job.analyses.contains(&Analysis::Discovery);
+                if ctx.plan.job.analyses.contains(&Analysis::Change) {
+                    ledger.change = Some(ChangeBook::new(BookSettings {
+                        params: ctx.plan.job.change.clone(),
+                        first_seq: *ctx.plan.metas.keys().next().expect("a run has snapshots"),
+                    }));
+                }
                 move |(input, frontier), output| {
                     input.for_each(|c, data| {
                         let t = *c.least().expect("records carry a time");
@@ -59,9 +66,16 @@ pub fn ledger<'s>(
                         } else {
                             let batch = stash.remove(&t).unwrap_or_default();
                             let updates = fold(&mut ledger, &ctx, t, batch);
-                            output.session(&c).give_iterator(
-                                updates.into_iter().map(|(o, d)| (o, t, d as isize)),
-                            );
+                            // A transient row is retracted at the next time, which
+                            // no later snapshot precedes.
+                            output
+                                .session(&c)
+                                .give_iterator(updates.into_iter().flat_map(|(o, d)| {
+                                    let retract = o
+                                        .is_transient_row()
+                                        .then(|| (o.clone(), t + 1, -(d as isize)));
+                                    std::iter::once((o, t, d as isize)).chain(retract)
+                                }));
                         }
                         next += 1;
                         match epochs.get(next) {

@@ -5,9 +5,11 @@
 //! as differential collections; every stage keyed by host then runs on the worker
 //! that already holds the host. [`build`] is the only place that knows every stage.
 
+pub mod change;
 pub mod discovery;
 pub mod ledger_op;
 pub mod plan;
+pub mod revisit;
 pub mod sink;
 pub mod site_rounds;
 pub mod spine;
@@ -16,7 +18,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use differential_dataflow::VecCollection;
+use differential_dataflow::{AsCollection, VecCollection};
+use timely::dataflow::operators::vec::Partition;
 use timely::dataflow::operators::{Concatenate, Probe};
 use timely::dataflow::{ProbeHandle, Scope, Stream};
 
@@ -144,6 +147,72 @@ fn build_discovery<'s>(
     ]
 }
 
+/// The change analysis (docs/change.md): the books' rows and counts, and the
+/// revisit plan from the per-snapshot plan messages.
+fn build_change<'s>(
+    ledger: VecCollection<'s, Seq, LedgerOut>,
+    plan: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
+    ctx: &WorkerCtx,
+) -> Vec<Stream<'s, Seq, Vec<()>>> {
+    use change::ChangeAgg;
+    let pages = ledger.clone().flat_map(|o| match o {
+        LedgerOut::PageChange(r) => Some(r),
+        _ => None,
+    });
+    let groups = ledger.clone().flat_map(|o| match o {
+        LedgerOut::GroupChange(r) => Some(r),
+        _ => None,
+    });
+    let counts = ledger.flat_map(|o| match o {
+        LedgerOut::ChangeCount(k) => Some(k),
+        _ => None,
+    });
+    let first = *ctx.plan.metas.keys().next().expect("a run has snapshots");
+    let aggs = change::aggregates(counts, &ctx.plan.job.change, ctx.plan.meta(first).time);
+    let (plan_rows, summaries) = revisit::revisit_plan(plan, ctx);
+    vec![
+        sink::write_table(pages, ctx),
+        sink::write_table(groups, ctx),
+        sink::write_table(
+            aggs.clone().flat_map(|a| match a {
+                ChangeAgg::Change(r) => Some(r),
+                _ => None,
+            }),
+            ctx,
+        ),
+        sink::write_table(
+            aggs.clone().flat_map(|a| match a {
+                ChangeAgg::Lifespan(r) => Some(r),
+                _ => None,
+            }),
+            ctx,
+        ),
+        sink::write_table(
+            aggs.clone().flat_map(|a| match a {
+                ChangeAgg::Unchanged(r) => Some(r),
+                _ => None,
+            }),
+            ctx,
+        ),
+        sink::write_table(
+            aggs.clone().flat_map(|a| match a {
+                ChangeAgg::Poisson(r) => Some(r),
+                _ => None,
+            }),
+            ctx,
+        ),
+        sink::write_table(
+            aggs.flat_map(|a| match a {
+                ChangeAgg::Freshness(r) => Some(r),
+                _ => None,
+            }),
+            ctx,
+        ),
+        sink::write_table(plan_rows, ctx),
+        sink::write_table(summaries, ctx),
+    ]
+}
+
 /// Builds the whole dataflow over the routed input `records`; the returned probe
 /// passes a snapshot once every table of it is written.
 pub fn build<'s>(
@@ -151,7 +220,17 @@ pub fn build<'s>(
     records: Stream<'s, Seq, Vec<Record>>,
     ctx: &WorkerCtx,
 ) -> ProbeHandle<Seq> {
-    let ledger: VecCollection<'s, Seq, LedgerOut> = ledger_op::ledger(records, ctx);
+    let mut ledger: VecCollection<'s, Seq, LedgerOut> = ledger_op::ledger(records, ctx);
+    let change = ctx.plan.job.analyses.contains(&Analysis::Change);
+    let mut plan = None;
+    if change {
+        // The plan's pages are per-snapshot messages, not a collection: split them off.
+        let mut parts = ledger
+            .inner
+            .partition(2, |u| (u64::from(matches!(u.0, LedgerOut::PlanPage(_))), u));
+        plan = parts.pop();
+        ledger = parts.pop().expect("two parts").as_collection();
+    }
     let facts = ledger.clone().flat_map(|o| match o {
         LedgerOut::Fact(k) => Some(k),
         _ => None,
@@ -167,6 +246,9 @@ pub fn build<'s>(
         sink::write_table(hosts.map(|(_, row)| row), ctx),
         sink::write_table(totals.clone(), ctx),
     ];
+    if let Some(plan) = plan {
+        done.extend(build_change(ledger.clone(), plan, ctx));
+    }
     if ctx.plan.job.analyses.contains(&Analysis::Discovery) {
         done.extend(build_discovery(ledger, counts, totals, names, ctx));
     }

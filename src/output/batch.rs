@@ -146,6 +146,12 @@ impl RowWriter {
         }
     }
 
+    pub fn opt_str(&mut self, v: Option<&str>) {
+        if let ColumnBuilder::Utf8(b) = self.slot(ColType::Utf8, v.is_none()) {
+            b.append_option(v)
+        }
+    }
+
     pub fn bool(&mut self, v: bool) {
         if let ColumnBuilder::Bool(b) = self.slot(ColType::Bool, false) {
             b.append_value(v)

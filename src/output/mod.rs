@@ -2,6 +2,7 @@
 //! commit protocol that makes a run's outputs appear all at once or not at all.
 
 pub mod batch;
+pub mod change;
 pub mod commit;
 pub mod discovery;
 pub mod parquet;

@@ -259,6 +259,144 @@ pub static SITE_COVER: TableDef = TableDef {
     ],
 };
 
+pub static PAGE_CHANGE: TableDef = TableDef {
+    name: "page_change",
+    partitioned: true,
+    doc: "Change: per page fetched or gone at this snapshot, its change statistics as of the snapshot (docs/change.md). A page's latest row is its current state.",
+    columns: &[
+        c("url", Utf8, false, "The page."),
+        c("host", Utf8, false, "Its host (its site under site_key = registered_domain)."),
+        c("domain_class", Utf8, false, "com, edu, netorg (.net, .org), gov (.gov, .mil) or other, from the host's last label."),
+        c("observations", Int64, false, "Fetches of the page so far."),
+        c("changes", Int64, false, "X: intervals whose two digests differ."),
+        c("intervals", Int64, false, "n: consecutive fetches both with a digest."),
+        c("span_s", Float64, false, "Last fetch time minus first fetch time, seconds."),
+        c("lambda_naive", Float64, true, "X / T, changes per second; null without intervals."),
+        c("lambda_regular", Float64, true, "-ln((n - X + 0.5) / (n + 0.5)) / (T / n); null without intervals."),
+        c("lambda_mle", Float64, true, "Maximum-likelihood rate over the irregular intervals; null when every interval changed (only a lower bound exists) or without intervals."),
+        c("lambda_lo", Float64, true, "Lower end of the 95% likelihood-ratio interval."),
+        c("lambda_hi", Float64, true, "Upper end of the 95% likelihood-ratio interval; null when every interval changed."),
+        c("rate_class", Utf8, true, "Most probable rate class (mean change interval, e.g. 7d) under a uniform prior; null without intervals."),
+        c("rate_class_p", Float64, true, "Its posterior probability."),
+        c("censoring", Utf8, false, "a: present at the first snapshot only; b: appeared and disappeared; c: present at the last (this) snapshot only; d: both."),
+        c("lifespan_m1_s", Float64, false, "Lifespan by Method 1: the observed span, seconds."),
+        c("lifespan_m2_s", Float64, false, "Lifespan by Method 2: twice the observed span for censoring a, c and d."),
+    ],
+};
+
+pub static GROUP_CHANGE: TableDef = TableDef {
+    name: "group_change",
+    partitioned: true,
+    doc: "Change: pooled change-rate estimates per host and per URL directory, for each group with a page fetched at this snapshot (intervals rounded to whole minutes).",
+    columns: &[
+        c("level", Utf8, false, "host or directory."),
+        c("key", Utf8, false, "The host name, or the directory URL (up to the first path segment's slash)."),
+        c("pages", Int64, false, "Pages of the group ever fetched."),
+        c("observations", Int64, false, "Their fetches."),
+        c("changes", Int64, false, "Their changed intervals."),
+        c("intervals", Int64, false, "Their intervals."),
+        c("lambda_mle", Float64, true, "Pooled maximum-likelihood rate, per second; null when every interval changed or there are none."),
+        c("lambda_lo", Float64, true, "Lower end of its 95% likelihood-ratio interval."),
+        c("lambda_hi", Float64, true, "Upper end; null when every interval changed."),
+    ],
+};
+
+pub static CHANGE_HISTOGRAM: TableDef = TableDef {
+    name: "change_histogram",
+    partitioned: true,
+    doc: "Change: pages with at least one interval by average change interval T/X (the paper's Figure 2), per domain class and all.",
+    columns: &[
+        c("domain_class", Utf8, false, "com, edu, netorg, gov, other or all."),
+        c("bucket", Utf8, false, "le_1d, 1d_1w, 1w_1m, 1m_4m or gt_4m_or_never."),
+        c("pages", Int64, false, "Pages in the bucket."),
+    ],
+};
+
+pub static LIFESPAN_HISTOGRAM: TableDef = TableDef {
+    name: "lifespan_histogram",
+    partitioned: true,
+    doc: "Change: every page ever fetched by visible lifespan (the paper's Figures 3 and 4), per method, domain class and all.",
+    columns: &[
+        c("domain_class", Utf8, false, "com, edu, netorg, gov, other or all."),
+        c("method", Int64, false, "1: observed span; 2: twice the span when censored."),
+        c("bucket", Utf8, false, "le_1w, 1w_1m, 1m_4m or gt_4m."),
+        c("pages", Int64, false, "Pages in the bucket."),
+    ],
+};
+
+pub static UNCHANGED_CURVE: TableDef = TableDef {
+    name: "unchanged_curve",
+    partitioned: true,
+    doc: "Change: the fraction of the first snapshot's pages neither changed nor gone by this snapshot (the paper's Figure 5). The 50% time is min(elapsed_s) where fraction_unchanged <= 0.5.",
+    columns: &[
+        c("domain_class", Utf8, false, "com, edu, netorg, gov, other or all."),
+        c("elapsed_s", Float64, false, "This snapshot's time minus the first snapshot's, seconds."),
+        c("base_pages", Int64, false, "Pages fetched at the first snapshot with a digest."),
+        c("fraction_unchanged", Float64, false, "Share of them not yet changed or gone."),
+    ],
+};
+
+pub static POISSON_CHECK: TableDef = TableDef {
+    name: "poisson_check",
+    partitioned: true,
+    doc: "Change: for pages whose average change interval lies in a band, the histogram of their intervals between observed changes against the exponential with the same mean (the paper's Figure 6).",
+    columns: &[
+        c("band_lo_s", Float64, false, "The band's lower end, seconds."),
+        c("band_hi_s", Float64, false, "Its upper end (exclusive), seconds."),
+        c("interval_lo_s", Float64, false, "The bucket's lower end, seconds."),
+        c("interval_hi_s", Float64, true, "Its upper end (exclusive); null for the last, open bucket."),
+        c("observed", Int64, false, "Change intervals in the bucket."),
+        c("expected", Float64, false, "Intervals the exponential with the band's mean predicts in the bucket."),
+        c("ks_distance", Float64, false, "Kolmogorov-Smirnov distance of the band's binned intervals from the exponential (the same on every row of the band)."),
+    ],
+};
+
+pub static FRESHNESS_DESIGNS: TableDef = TableDef {
+    name: "freshness_designs",
+    partitioned: true,
+    doc: "Change: expected freshness of the four crawler designs (the paper's Table 1) averaged over the pages' estimated rates.",
+    columns: &[
+        c("design", Utf8, false, "steady-inplace, batch-inplace, steady-shadowing or batch-shadowing."),
+        c("cycle_s", Float64, false, "The refresh cycle C, seconds."),
+        c("batch_s", Float64, false, "The batch length B, seconds."),
+        c("pages", Int64, false, "Pages averaged: those with at least one interval."),
+        c("freshness", Float64, false, "Mean expected freshness."),
+    ],
+};
+
+pub static REVISIT_PLAN: TableDef = TableDef {
+    name: "revisit_plan",
+    partitioned: true,
+    doc: "Change: the revisit plan for every alive page with a rate: optimal, uniform and change-proportional frequencies for the job's budget, and the adaptive back-off interval.",
+    columns: &[
+        c("url", Utf8, false, "The page."),
+        c("lambda", Float64, false, "The rate planned with, per second (the page's own, else its directory's or host's)."),
+        c("weight", Float64, false, "The page's weight (1)."),
+        c("freq_optimal_per_day", Float64, false, "Optimal fetches per day; 0 for pages that change too fast to be worth refreshing."),
+        c("freq_uniform_per_day", Float64, false, "The budget split evenly."),
+        c("freq_proportional_per_day", Float64, false, "The budget split in proportion to lambda."),
+        c("freshness_optimal", Float64, false, "The page's expected freshness under the optimal frequency."),
+        c("backoff_interval_s", Float64, false, "The interval the adaptive back-off rule (x0.8 on change, x1.4 otherwise, within [1 hour, 1 year]) reaches."),
+    ],
+};
+
+pub static REVISIT_SUMMARY: TableDef = TableDef {
+    name: "revisit_summary",
+    partitioned: true,
+    doc: "Change: the collection's weighted freshness under each allocation of the revisit budget.",
+    columns: &[
+        c("policy", Utf8, false, "optimal, uniform or proportional."),
+        c("budget_per_day", Float64, false, "Fetches per day."),
+        c("pages", Int64, false, "Pages planned."),
+        c(
+            "freshness",
+            Float64,
+            false,
+            "Weighted mean expected freshness.",
+        ),
+    ],
+};
+
 /// Every table webevo writes, in the order the README lists them.
 pub static TABLES: &[&TableDef] = &[
     &SNAPSHOTS,
@@ -273,6 +411,15 @@ pub static TABLES: &[&TableDef] = &[
     &POLICY_EVAL,
     &NEW_SITES,
     &SITE_COVER,
+    &PAGE_CHANGE,
+    &GROUP_CHANGE,
+    &CHANGE_HISTOGRAM,
+    &LIFESPAN_HISTOGRAM,
+    &UNCHANGED_CURVE,
+    &POISSON_CHECK,
+    &FRESHNESS_DESIGNS,
+    &REVISIT_PLAN,
+    &REVISIT_SUMMARY,
 ];
 
 impl TableDef {

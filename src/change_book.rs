@@ -1,0 +1,574 @@
+//! The change analysis' histories, kept beside the ledger (docs/change.md).
+//!
+//! Per page the book keeps its observation chain as packed 8-byte entries (an
+//! interval, changed or not, or a gap where a digest was missing), so that every
+//! estimate, lifespan and change interval derives from the page's own record and a
+//! new snapshot touches only the pages it fetched or found gone. Per host and per
+//! directory it keeps pooled interval counts, to plan pages with too few
+//! observations of their own.
+//!
+//! The histograms and sums over all pages are differential counts: when a page is
+//! touched, its old contributions are subtracted and its new ones added, so their
+//! cost is the snapshot's, not the collection's.
+
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::algo::change::{
+    backoff_interval, change_bucket, design_freshness, lifespan_bucket, Censoring, DomainClass,
+    Intervals, Mle, DAY,
+};
+use crate::job::ChangeParams;
+use crate::ledger::PageState;
+use crate::model::{HostId, Micros, PageId, Seq};
+use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
+
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+
+/// Fixed-point scale of summed freshness (1e-9 per page).
+pub const FRESHNESS_SCALE: f64 = 1e9;
+
+const UNCHANGED: u64 = 0;
+const CHANGED: u64 = 1;
+const GAP: u64 = 2;
+
+/// One page's change history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PageHistory {
+    /// `(µs << 2) | kind`: the page's observation chain in order.
+    entries: Vec<u64>,
+    /// Fetched at the first snapshot with a digest: in the unchanged curve's base.
+    base: bool,
+    /// A base page that has changed or gone.
+    left: bool,
+    /// The page's own planning rate (bits; NaN without intervals), cached so that
+    /// restoring and retracting its contributions need no re-estimation.
+    rate_bits: u64,
+}
+
+impl Default for PageHistory {
+    fn default() -> PageHistory {
+        PageHistory {
+            entries: Vec::new(),
+            base: false,
+            left: false,
+            rate_bits: f64::NAN.to_bits(),
+        }
+    }
+}
+
+impl PageHistory {
+    fn rate(&self) -> Option<f64> {
+        let r = f64::from_bits(self.rate_bits);
+        (!r.is_nan()).then_some(r)
+    }
+
+    /// The intervals as `(τ seconds, changed)`.
+    pub fn intervals(&self) -> impl Iterator<Item = (f64, bool)> + '_ {
+        self.entries.iter().filter_map(|e| match e & 3 {
+            GAP => None,
+            kind => Some(((e >> 2) as f64 / 1e6, kind == CHANGED)),
+        })
+    }
+
+    /// The times (µs after the first fetch) at which changes were observed.
+    fn change_times(&self) -> Vec<u64> {
+        let mut at = 0u64;
+        let mut times = Vec::new();
+        for e in &self.entries {
+            at += e >> 2;
+            if e & 3 == CHANGED {
+                times.push(at);
+            }
+        }
+        times
+    }
+}
+
+/// A differentially counted quantity over all pages; the update's diff is the count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ChangeKey {
+    /// Pages with intervals, by class and average-change-interval bucket.
+    ChangeBucket(DomainClass, u8),
+    /// Pages, by class, lifespan method (1, 2) and bucket.
+    Lifespan(DomainClass, u8, u8),
+    /// Base pages of the unchanged curve, and those that have not left.
+    UnchangedBase(DomainClass),
+    UnchangedStill(DomainClass),
+    /// Per Poisson band: change intervals, their total seconds, and per bucket.
+    PoissonCount(u8),
+    PoissonSeconds(u8),
+    PoissonBucket(u8, u32),
+    /// Pages with intervals, and their design freshness in fixed point.
+    FreshPages,
+    FreshSum(u8),
+}
+
+/// The level of a pooled group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Level {
+    Host,
+    Directory,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Host => "host",
+            Level::Directory => "directory",
+        }
+    }
+}
+
+type GroupKey = (HostId, Level, u64);
+
+/// A host's or directory's pooled intervals.
+#[derive(Clone, Debug, Default)]
+struct Group {
+    name: String,
+    pages: u64,
+    observations: u64,
+    changes: u64,
+    intervals: u64,
+    /// Changed intervals by length in whole minutes.
+    changed_minutes: BTreeMap<u64, u64>,
+    unchanged_minutes: u64,
+    /// The pooled planning rate, cached when the group was last touched.
+    rate: Option<f64>,
+}
+
+impl Group {
+    fn add_interval(&mut self, tau_s: f64, changed: bool) {
+        let minutes = (tau_s / 60.0).round() as u64;
+        self.intervals += 1;
+        if changed {
+            self.changes += 1;
+            *self.changed_minutes.entry(minutes).or_default() += 1;
+        } else {
+            self.unchanged_minutes += minutes;
+        }
+    }
+
+    fn estimate(&self) -> Mle {
+        let mut s = Intervals::default();
+        for (&m, &c) in &self.changed_minutes {
+            s.add(m as f64 * 60.0, true, c);
+        }
+        // The unchanged intervals enter the estimators only through their sum.
+        s.n += self.intervals - self.changes;
+        s.unchanged = self.unchanged_minutes as f64 * 60.0;
+        s.total += s.unchanged;
+        s.mle()
+    }
+}
+
+/// The directory group of a URL: up to the first `/` of the path when another `/`
+/// follows, else the root.
+pub fn directory(url: &str, host_end: usize) -> &str {
+    let rest = &url[host_end..];
+    let Some(path_start) = rest.find('/') else {
+        return url;
+    };
+    let path = &rest[path_start + 1..];
+    let end = match path.find('/') {
+        Some(i) => host_end + path_start + 1 + i + 1,
+        None => host_end + path_start + 1,
+    };
+    &url[..end]
+}
+
+/// What the book needs to know of the run.
+#[derive(Clone, Debug)]
+pub struct BookSettings {
+    pub params: ChangeParams,
+    /// The first snapshot of the output (lifespan censoring, the unchanged curve).
+    pub first_seq: Seq,
+}
+
+/// The change book of one worker's hosts.
+pub struct ChangeBook {
+    settings: BookSettings,
+    class_rates: Vec<f64>,
+    pages: FastMap<PageId, PageHistory>,
+    groups: FastMap<GroupKey, Group>,
+    /// Pages touched in the current snapshot, with their old contributions
+    /// already retracted into `counts`.
+    touched: Vec<PageId>,
+    touched_set: std::collections::HashSet<PageId, foldhash::fast::FixedState>,
+    touched_groups: FastMap<GroupKey, ()>,
+    counts: FastMap<ChangeKey, i64>,
+}
+
+/// What the book emits for one snapshot.
+#[derive(Default)]
+pub struct BookOut {
+    pub counts: Vec<(ChangeKey, i64)>,
+    pub pages: Vec<PageChangeRow>,
+    pub groups: Vec<GroupChangeRow>,
+    pub plan: Vec<PlanInput>,
+}
+
+impl ChangeBook {
+    pub fn new(settings: BookSettings) -> ChangeBook {
+        ChangeBook {
+            class_rates: settings.params.class_rates(),
+            settings,
+            pages: FastMap::default(),
+            groups: FastMap::default(),
+            touched: Vec::new(),
+            touched_set: Default::default(),
+            touched_groups: FastMap::default(),
+            counts: FastMap::default(),
+        }
+    }
+
+    /// Restores a page's history (at the restore epoch), before [`Self::restored`].
+    pub fn restore_page(&mut self, page: PageId, h: PageHistory) {
+        self.pages.insert(page, h);
+    }
+
+    /// Rebuilds the groups from the restored pages and returns every page's
+    /// contributions: the counts as of the restored snapshot.
+    pub fn restored(
+        &mut self,
+        states: &FastMap<PageId, PageState>,
+        host_names: &dyn Fn(HostId) -> String,
+    ) -> Vec<(ChangeKey, i64)> {
+        let mut ids: Vec<PageId> = self.pages.keys().copied().collect();
+        ids.sort_unstable();
+        for id in &ids {
+            let st = &states[id];
+            let h = &self.pages[id];
+            let pairs: Vec<(f64, bool)> = h.intervals().collect();
+            let name = host_names(st.host);
+            for key in Self::group_keys(st) {
+                let g = self.group(key, st, &name);
+                g.pages += 1;
+                g.observations += u64::from(st.observations);
+                for &(tau, c) in &pairs {
+                    g.add_interval(tau, c);
+                }
+            }
+            let class = DomainClass::of_host(&name);
+            for (k, c) in self.contributions(st, &self.pages[id], class) {
+                *self.counts.entry(k).or_default() += c;
+            }
+        }
+        for g in self.groups.values_mut() {
+            g.rate = rate_of(&g.estimate(), g.intervals, &self.settings.params);
+        }
+        let mut out: Vec<_> = self.counts.drain().filter(|(_, c)| *c != 0).collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The page's host and directory groups.
+    fn group_keys(st: &PageState) -> [GroupKey; 2] {
+        let dir = directory(&st.url.url, st.url.host_end as usize);
+        let dir_id = xxhash_rust::xxh3::xxh3_64(dir.as_bytes());
+        [
+            (st.host, Level::Host, 0),
+            (st.host, Level::Directory, dir_id),
+        ]
+    }
+
+    /// The group `key` of a page, created with its name when new.
+    fn group(&mut self, key: GroupKey, st: &PageState, host_name: &str) -> &mut Group {
+        self.groups.entry(key).or_insert_with(|| Group {
+            name: match key.1 {
+                Level::Host => host_name.to_string(),
+                Level::Directory => directory(&st.url.url, st.url.host_end as usize).to_string(),
+            },
+            ..Group::default()
+        })
+    }
+
+    /// Retracts a page's contributions before it changes at this snapshot (once
+    /// per snapshot), given its state before the change.
+    pub fn touch(&mut self, page: PageId, before: &PageState, class: DomainClass) {
+        if !self.touched_set.insert(page) {
+            return;
+        }
+        if let Some(h) = self.pages.get(&page) {
+            let old = self.contributions(before, h, class);
+            for (k, c) in old {
+                *self.counts.entry(k).or_default() -= c;
+            }
+        }
+        self.touched.push(page);
+    }
+
+    /// Records an observation of `page` at snapshot `t`, given its state before
+    /// it (call [`Self::touch`] first).
+    pub fn observe(
+        &mut self,
+        page: PageId,
+        before: &PageState,
+        fetch_time: Micros,
+        digest: u64,
+        t: Seq,
+        host_name: &str,
+    ) {
+        let first_seq = self.settings.first_seq;
+        let h = self.pages.entry(page).or_default();
+        let mut interval = None;
+        if before.observations == 0 {
+            h.base = t == first_seq && digest != 0;
+        } else {
+            let last = before.last_fetch_time.unwrap_or(fetch_time);
+            let tau = fetch_time.saturating_sub(last).max(0) as u64;
+            let kind = if before.last_digest == 0 || digest == 0 || tau == 0 {
+                GAP
+            } else if before.last_digest != digest {
+                CHANGED
+            } else {
+                UNCHANGED
+            };
+            h.entries.push((tau << 2) | kind);
+            if kind != GAP {
+                interval = Some((tau as f64 / 1e6, kind == CHANGED));
+            }
+            if kind == CHANGED && h.base {
+                h.left = true;
+            }
+        }
+        for key in Self::group_keys(before) {
+            let g = self.group(key, before, host_name);
+            if before.observations == 0 {
+                g.pages += 1;
+            }
+            g.observations += 1;
+            if let Some((tau, c)) = interval {
+                g.add_interval(tau, c);
+            }
+            self.touched_groups.insert(key, ());
+        }
+    }
+
+    /// A page found gone at this snapshot (call [`Self::touch`] first).
+    pub fn gone(&mut self, page: PageId) {
+        if let Some(h) = self.pages.get_mut(&page) {
+            if h.base {
+                h.left = true;
+            }
+        }
+    }
+
+    /// The page's contributions to the counted tables, given its current state.
+    fn contributions(
+        &self,
+        st: &PageState,
+        h: &PageHistory,
+        class: DomainClass,
+    ) -> Vec<(ChangeKey, i64)> {
+        let mut out = Vec::with_capacity(16);
+        let both = [class, DomainClass::All];
+        let first_seq = self.settings.first_seq;
+        let span = span_s(st);
+        let censoring = Censoring::of(st.first_fetched == Some(first_seq), st.alive);
+        for c in both {
+            out.push((ChangeKey::Lifespan(c, 1, lifespan_bucket(span)), 1));
+            let m2 = censoring.lifespan_m2(span);
+            out.push((ChangeKey::Lifespan(c, 2, lifespan_bucket(m2)), 1));
+            if h.base {
+                out.push((ChangeKey::UnchangedBase(c), 1));
+                if !h.left {
+                    out.push((ChangeKey::UnchangedStill(c), 1));
+                }
+            }
+        }
+        let (mut n, mut x, mut total) = (0u64, 0u64, 0.0f64);
+        for (tau, changed) in h.intervals() {
+            n += 1;
+            x += u64::from(changed);
+            total += tau;
+        }
+        if n == 0 {
+            return out;
+        }
+        let avg = (x > 0).then(|| total / x as f64);
+        for c in both {
+            out.push((ChangeKey::ChangeBucket(c, change_bucket(avg)), 1));
+        }
+        let p = &self.settings.params;
+        if let Some(rate) = h.rate() {
+            out.push((ChangeKey::FreshPages, 1));
+            let (cycle, batch) = (p.cycle_days * DAY, p.batch_days * DAY);
+            for d in 0..4u8 {
+                let f = design_freshness(d as usize, rate, cycle, batch);
+                out.push((ChangeKey::FreshSum(d), (f * FRESHNESS_SCALE).round() as i64));
+            }
+        }
+        if let Some(avg) = avg.filter(|_| x >= 2) {
+            let width = p.poisson_bucket_days * DAY;
+            for (b, band) in p.poisson_bands_days.iter().enumerate() {
+                if !(avg >= band[0] * DAY && avg < band[1] * DAY) {
+                    continue;
+                }
+                let b = b as u8;
+                let k_max = (4.0 * band[1] / p.poisson_bucket_days).ceil() as u32;
+                let times = h.change_times();
+                for w in times.windows(2) {
+                    let d = (w[1] - w[0]) as f64 / 1e6;
+                    let k = ((d / width).round() as u32).min(k_max);
+                    out.push((ChangeKey::PoissonCount(b), 1));
+                    out.push((ChangeKey::PoissonSeconds(b), d.round() as i64));
+                    out.push((ChangeKey::PoissonBucket(b, k), 1));
+                }
+            }
+        }
+        out
+    }
+
+    /// Finishes snapshot `t`: adds the touched pages' new contributions, and
+    /// returns the counts' deltas, the rows of the touched pages and groups, and
+    /// the plan's input (every alive page with a rate).
+    pub fn finish(
+        &mut self,
+        states: &FastMap<PageId, PageState>,
+        alive: &[PageId],
+        host_names: &dyn Fn(HostId) -> String,
+    ) -> BookOut {
+        let mut out = BookOut::default();
+        let mut touched = std::mem::take(&mut self.touched);
+        self.touched_set.clear();
+        touched.sort_unstable();
+        let params = self.settings.params.clone();
+        for id in &touched {
+            let st = &states[id];
+            let Some(h) = self.pages.get_mut(id) else {
+                continue;
+            };
+            let pairs: Vec<(f64, bool)> = h.intervals().collect();
+            let s = Intervals::from_pairs(pairs.iter().copied());
+            let mle = s.mle();
+            h.rate_bits = mle.planning_rate().unwrap_or(f64::NAN).to_bits();
+            let host = host_names(st.host);
+            let class = DomainClass::of_host(&host);
+            let h = &self.pages[id];
+            for (k, c) in self.contributions(st, h, class) {
+                *self.counts.entry(k).or_default() += c;
+            }
+            let censoring =
+                Censoring::of(st.first_fetched == Some(self.settings.first_seq), st.alive);
+            let span = span_s(st);
+            let rate_class = s.rate_class(&pairs, &self.class_rates);
+            out.pages.push(PageChangeRow {
+                url: st.url.url.clone(),
+                host,
+                class,
+                observations: i64::from(st.observations),
+                changes: s.x as i64,
+                intervals: s.n as i64,
+                span_s: span.to_bits(),
+                naive: s.naive().map(f64::to_bits),
+                regular: s.regular().map(f64::to_bits),
+                mle: mle.lambda.map(f64::to_bits),
+                lo: mle.lo.map(f64::to_bits),
+                hi: mle.hi.map(f64::to_bits),
+                rate_class: rate_class.map(|(i, _)| params.class_name(i)),
+                rate_class_p: rate_class.map(|(_, p)| p.to_bits()),
+                censoring,
+                lifespan_m1_s: span.to_bits(),
+                lifespan_m2_s: censoring.lifespan_m2(span).to_bits(),
+            });
+        }
+        let mut groups: Vec<GroupKey> = self.touched_groups.drain().map(|(k, _)| k).collect();
+        groups.sort_unstable();
+        for key in groups {
+            let g = self.groups.get_mut(&key).expect("touched groups exist");
+            let mle = g.estimate();
+            g.rate = rate_of(&mle, g.intervals, &params);
+            out.groups.push(GroupChangeRow {
+                level: key.1,
+                key: g.name.clone(),
+                pages: g.pages as i64,
+                observations: g.observations as i64,
+                changes: g.changes as i64,
+                intervals: g.intervals as i64,
+                mle: mle.lambda.map(f64::to_bits),
+                lo: mle.lo.map(f64::to_bits),
+                hi: mle.hi.map(f64::to_bits),
+            });
+        }
+        out.plan = self.plan(states, alive);
+        out.counts = self.counts.drain().filter(|(_, c)| *c != 0).collect();
+        out.counts.sort_unstable();
+        out
+    }
+
+    /// Every alive page with a planning rate: its own with enough intervals, else
+    /// its directory's, else its host's.
+    fn plan(&self, states: &FastMap<PageId, PageState>, alive: &[PageId]) -> Vec<PlanInput> {
+        let p = &self.settings.params;
+        let min = u64::from(p.min_intervals);
+        let mut plan = Vec::new();
+        for id in alive {
+            let Some(h) = self.pages.get(id) else {
+                continue;
+            };
+            let st = &states[id];
+            let changed: Vec<bool> = h.intervals().map(|(_, c)| c).collect();
+            let rate = if changed.len() as u64 >= min {
+                h.rate()
+            } else {
+                let [host_key, dir_key] = Self::group_keys(st);
+                let dir = self.groups.get(&dir_key).and_then(|g| g.rate);
+                dir.or_else(|| self.groups.get(&host_key).and_then(|g| g.rate))
+            };
+            let Some(rate) = rate else {
+                continue;
+            };
+            plan.push(PlanInput {
+                page: *id,
+                url: st.url.url.clone(),
+                lambda_bits: rate.to_bits(),
+                backoff_bits: backoff_interval(changed, p.backoff_start_days * DAY).to_bits(),
+            });
+        }
+        plan
+    }
+
+    /// The pages' histories for the state files.
+    pub fn histories(&self) -> impl Iterator<Item = (&PageId, &PageHistory)> {
+        self.pages.iter()
+    }
+}
+
+/// A group's planning rate, when it has enough intervals.
+fn rate_of(mle: &Mle, intervals: u64, p: &ChangeParams) -> Option<f64> {
+    if intervals >= u64::from(p.min_intervals) {
+        mle.planning_rate()
+    } else {
+        None
+    }
+}
+
+/// The observed span in seconds.
+fn span_s(st: &PageState) -> f64 {
+    match (st.first_fetch_time, st.last_fetch_time) {
+        (Some(a), Some(b)) => (b - a).max(0) as f64 / 1e6,
+        _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories() {
+        let d = |u: &str| {
+            let host_end = u.find("://").unwrap()
+                + 3
+                + u[u.find("://").unwrap() + 3..].find('/').unwrap_or(u.len());
+            directory(u, host_end).to_string()
+        };
+        assert_eq!(d("http://a.com/news/x.html"), "http://a.com/news/");
+        assert_eq!(d("http://a.com/news/2024/x.html"), "http://a.com/news/");
+        assert_eq!(d("http://a.com/x.html"), "http://a.com/");
+        assert_eq!(d("http://a.com/"), "http://a.com/");
+    }
+}

@@ -1,0 +1,345 @@
+//! The revisit plan: the optimal frequencies' multiplier found by rounds over all
+//! workers (docs/change.md, `algo::revisit`).
+//!
+//! Each worker keeps the plan's pages of its hosts. Per snapshot, in a timely loop
+//! whose inner time counts rounds, every worker sends its partial sums to every
+//! worker; all workers add the same numbers (fixed point, so the order does not
+//! matter) and take the same step, until the budget is met. A round moves a few
+//! dozen bytes per worker, never a page. Then each worker writes its own pages'
+//! rows, and worker 0 the summary.
+
+use std::collections::BTreeMap;
+
+use differential_dataflow::{AsCollection, VecCollection};
+use serde::{Deserialize, Serialize};
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::{Broadcast, Map, Partition};
+use timely::dataflow::operators::{Capability, ConnectLoop, Enter, Feedback, Leave};
+use timely::dataflow::Stream;
+use timely::order::Product;
+
+use crate::algo::change::DAY;
+use crate::algo::revisit::{page_freshness, PageSet, Partial, PlanPage, Search, Step};
+use crate::dataflow::WorkerCtx;
+use crate::ledger::LedgerOut;
+use crate::model::Seq;
+use crate::output::change::{PlanInput, RevisitPlanRow, RevisitSummaryRow};
+
+/// What a worker tells every worker in a round.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Msg {
+    partial: Partial,
+    /// Final round: Σ w F under the optimal, uniform and proportional plans.
+    fresh: [i128; 3],
+}
+
+/// What the solving operator emits.
+#[derive(Clone, Debug)]
+enum SolveOut {
+    Msg(Msg),
+    Plan((RevisitPlanRow, Seq, isize)),
+    Summary((RevisitSummaryRow, Seq, isize)),
+}
+
+/// Fixed-point scale of summed freshness.
+const FRESH_SCALE: f64 = 1e12;
+
+/// Where the current snapshot's solve stands.
+enum Phase {
+    /// Waiting for the plan's pages.
+    Pages,
+    /// Waiting for round-0 totals.
+    Totals,
+    /// Waiting for the partial sums at the search's current `μ`.
+    Search(Search, Partial),
+    /// Waiting for the freshness sums of the final plans.
+    Final(Partial),
+}
+
+type Time = Product<Seq, u32>;
+
+/// One worker's side of the solve.
+struct Solver {
+    index: usize,
+    peers: usize,
+    budget: f64,
+    /// This snapshot's pages, sorted, and their numeric form.
+    inputs: Vec<PlanInput>,
+    set: PageSet,
+}
+
+impl Solver {
+    fn reply(partial: Partial) -> Option<Msg> {
+        Some(Msg {
+            partial,
+            fresh: [0; 3],
+        })
+    }
+
+    /// The plans at the final `μ`: this worker's rows, and its freshness sums.
+    fn finish(
+        &mut self,
+        mu: Option<(f64, f64)>,
+        totals: &Partial,
+        t: Seq,
+        out: &mut Vec<SolveOut>,
+    ) -> Msg {
+        let optimal: Vec<f64> = match mu {
+            Some((mu, scale)) => self
+                .set
+                .frequencies(mu)
+                .into_iter()
+                .map(|f| f * scale)
+                .collect(),
+            None => vec![0.0; self.inputs.len()],
+        };
+        let uniform = self.budget / totals.pages as f64;
+        let lambda_sum = totals.sum_lambda as f64;
+        let mut fresh = [0i128; 3];
+        for ((p, input), f_opt) in self.set.pages.iter().zip(&self.inputs).zip(optimal) {
+            let f_prop = if lambda_sum > 0.0 {
+                // Σλ is fixed point; so is each λ's share, for worker independence.
+                self.budget * (p.lambda * DAY * 1e12).round() / lambda_sum
+            } else {
+                0.0
+            };
+            let freshness = [
+                page_freshness(p.lambda, f_opt),
+                page_freshness(p.lambda, uniform),
+                page_freshness(p.lambda, f_prop),
+            ];
+            for (s, v) in fresh.iter_mut().zip(freshness) {
+                *s += (p.weight * v * FRESH_SCALE).round() as i128;
+            }
+            let row = RevisitPlanRow {
+                url: input.url.clone(),
+                lambda: p.lambda.to_bits(),
+                weight: p.weight.to_bits(),
+                optimal: f_opt.to_bits(),
+                uniform: uniform.to_bits(),
+                proportional: f_prop.to_bits(),
+                freshness: freshness[0].to_bits(),
+                backoff: input.backoff_bits,
+            };
+            out.push(SolveOut::Plan((row.clone(), t, 1)));
+            out.push(SolveOut::Plan((row, t + 1, -1)));
+        }
+        Msg {
+            partial: Partial::default(),
+            fresh,
+        }
+    }
+
+    /// Worker 0's summary rows from everyone's freshness sums.
+    fn summary(&self, totals: &Partial, fresh: &[i128; 3], t: Seq, out: &mut Vec<SolveOut>) {
+        if self.index != 0 || totals.sum_w <= 0 {
+            return;
+        }
+        for (policy, sum) in fresh.iter().enumerate() {
+            // Both sums are fixed point at 1e12.
+            let row = RevisitSummaryRow {
+                policy: policy as u8,
+                budget: self.budget.to_bits(),
+                pages: totals.pages as i64,
+                freshness: (*sum as f64 / totals.sum_w as f64).to_bits(),
+            };
+            out.push(SolveOut::Summary((row.clone(), t, 1)));
+            out.push(SolveOut::Summary((row, t + 1, -1)));
+        }
+    }
+}
+
+/// The revisit plan's rows from the ledger's per-snapshot plan messages.
+pub fn revisit_plan<'s>(
+    plan: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
+    ctx: &WorkerCtx,
+) -> (
+    VecCollection<'s, Seq, RevisitPlanRow>,
+    VecCollection<'s, Seq, RevisitSummaryRow>,
+) {
+    let outer = plan.scope();
+    let ctx = ctx.clone();
+    outer.iterative::<u32, _, _>(|inner| {
+        let peers = inner.peers();
+        let pages = plan.enter(inner);
+        let (handle, cycle) = inner.feedback::<Vec<Msg>>(Product::new(0, 1));
+        let out = pages.binary_frontier::<_, CapacityContainerBuilder<Vec<SolveOut>>, _, _, _, _>(
+            cycle,
+            Pipeline,
+            Pipeline,
+            "RevisitPlan",
+            move |cap, _info| {
+                let epochs: Vec<Seq> = ctx
+                    .plan
+                    .epochs()
+                    .into_iter()
+                    .filter(|t| ctx.plan.writes(*t))
+                    .collect();
+                let mut solver = Solver {
+                    index: ctx.index,
+                    peers,
+                    budget: ctx.plan.job.change.budget_per_day,
+                    inputs: Vec::new(),
+                    set: PageSet::default(),
+                };
+                // `main` stands for the snapshots not yet started; `round` for the
+                // current snapshot's next round.
+                let mut main: Option<Capability<Time>> = Some(cap);
+                let mut round: Option<Capability<Time>> = None;
+                let mut next = 0usize;
+                let mut phase = Phase::Pages;
+                let mut stash: BTreeMap<Seq, Vec<PlanInput>> = BTreeMap::new();
+                let mut inbox: BTreeMap<Time, (usize, Msg)> = BTreeMap::new();
+                move |(pages_in, pages_frontier), (msgs_in, msgs_frontier), output| {
+                    pages_in.for_each(|_, data| {
+                        for (o, t, d) in data.drain(..) {
+                            if let (LedgerOut::PlanPage(p), true) = (o, d > 0) {
+                                stash.entry(t).or_default().push(p);
+                            }
+                        }
+                    });
+                    msgs_in.for_each(|c, data| {
+                        let time = *c.stamp().iter().next().expect("rounds carry a time");
+                        let slot = inbox.entry(time).or_default();
+                        for m in data.drain(..) {
+                            slot.0 += 1;
+                            slot.1.partial.add(&m.partial);
+                            for (s, f) in slot.1.fresh.iter_mut().zip(m.fresh) {
+                                *s += f;
+                            }
+                        }
+                    });
+                    let mut emitted = Vec::new();
+                    loop {
+                        let Some(&t) = epochs.get(next) else {
+                            main = None;
+                            break;
+                        };
+                        if let Phase::Pages = phase {
+                            if pages_frontier.less_equal(&Product::new(t, 0)) {
+                                break;
+                            }
+                            let m = main.as_mut().expect("held until the last snapshot");
+                            let mut r = m.delayed(&Product::new(t, 0));
+                            match epochs.get(next + 1) {
+                                Some(&n) => m.downgrade(&Product::new(n, 0)),
+                                None => main = None,
+                            }
+                            solver.inputs = stash.remove(&t).unwrap_or_default();
+                            solver.inputs.sort_unstable();
+                            solver.set = PageSet::new(
+                                solver
+                                    .inputs
+                                    .iter()
+                                    .map(|p| PlanPage {
+                                        lambda: f64::from_bits(p.lambda_bits),
+                                        weight: 1.0,
+                                    })
+                                    .collect(),
+                            );
+                            let totals = solver.set.totals();
+                            output.session(&r).give(SolveOut::Msg(Msg {
+                                partial: totals,
+                                fresh: [0; 3],
+                            }));
+                            // Holding only the next round's time lets this one complete.
+                            r.downgrade(&Product::new(t, 1));
+                            round = Some(r);
+                            phase = Phase::Totals;
+                            continue;
+                        }
+                        // A round: every worker's message sent at `at - 1` arrives at
+                        // `at`, the time `round` holds for the reply.
+                        let r = round.as_mut().expect("a round is under way");
+                        let at = *r.time();
+                        if msgs_frontier.less_equal(&at) {
+                            break;
+                        }
+                        let (got, msg) = inbox.remove(&at).unwrap_or_default();
+                        assert_eq!(got, solver.peers, "every worker reports every round");
+                        let reply = match std::mem::replace(&mut phase, Phase::Pages) {
+                            Phase::Totals if msg.partial.pages == 0 => None,
+                            Phase::Totals => match Search::start(solver.budget, &msg.partial) {
+                                Some(search) => {
+                                    let p = solver.set.partial(search.mu);
+                                    phase = Phase::Search(search, msg.partial);
+                                    Solver::reply(p)
+                                }
+                                // Nothing changes: no fetch is worth anything.
+                                None => {
+                                    let m = solver.finish(None, &msg.partial, t, &mut emitted);
+                                    phase = Phase::Final(msg.partial);
+                                    Some(m)
+                                }
+                            },
+                            Phase::Search(mut search, totals) => match search.next(&msg.partial) {
+                                Step::Try(mu) => {
+                                    let p = solver.set.partial(mu);
+                                    phase = Phase::Search(search, totals);
+                                    Solver::reply(p)
+                                }
+                                Step::Done(mu, scale) => {
+                                    let m =
+                                        solver.finish(Some((mu, scale)), &totals, t, &mut emitted);
+                                    phase = Phase::Final(totals);
+                                    Some(m)
+                                }
+                            },
+                            Phase::Final(totals) => {
+                                solver.summary(&totals, &msg.fresh, t, &mut emitted);
+                                None
+                            }
+                            Phase::Pages => unreachable!("rounds follow the pages"),
+                        };
+                        match reply {
+                            Some(m) => {
+                                let mut session = output.session(r);
+                                session.give(SolveOut::Msg(m));
+                                session.give_iterator(emitted.drain(..));
+                                drop(session);
+                                r.downgrade(&Product::new(t, at.inner + 1));
+                            }
+                            None => {
+                                output.session(r).give_iterator(emitted.drain(..));
+                                round = None;
+                                phase = Phase::Pages;
+                                next += 1;
+                            }
+                        }
+                    }
+                }
+            },
+        );
+        let mut parts = out.partition(3, |o| {
+            let part = match &o {
+                SolveOut::Msg(_) => 0,
+                SolveOut::Plan(_) => 1,
+                SolveOut::Summary(_) => 2,
+            };
+            (part, o)
+        });
+        let summaries = parts.pop().expect("three parts").flat_map(|o| match o {
+            SolveOut::Summary(u) => Some(u),
+            _ => None,
+        });
+        let rows = parts.pop().expect("three parts").flat_map(|o| match o {
+            SolveOut::Plan(u) => Some(u),
+            _ => None,
+        });
+        parts
+            .pop()
+            .expect("three parts")
+            .flat_map(|o| match o {
+                SolveOut::Msg(m) => Some(m),
+                _ => None,
+            })
+            .broadcast()
+            .connect_loop(handle);
+        (
+            rows.leave(outer).as_collection(),
+            summaries.leave(outer).as_collection(),
+        )
+    })
+}
