@@ -118,6 +118,8 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         if log.index == 0 {
             summary.snapshot_seconds = log.snapshot_seconds.clone();
             summary.finish_seconds = log.finish_seconds;
+            summary.revisit_seconds = log.revisit_seconds.clone();
+            summary.revisit_rounds = log.revisit_rounds.clone();
         }
     }
     if !input_errors.is_empty() || !errors.is_empty() {

@@ -7,6 +7,8 @@ mod util;
 mod bad_input;
 // `webevo import`: real GDF and dated-links files, date formats, errors by line.
 mod import;
+// The change analysis' estimates on the demo preset recover the generator's rates.
+mod change_truth;
 // Crashes at every step of a run leave the last commit intact; reruns complete it.
 mod crash;
 // 1 worker = 4 workers = 2 processes x 2 workers, byte for byte after sorting.

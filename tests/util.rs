@@ -277,3 +277,118 @@ pub fn snapshot_seqs(crawl: &Path) -> Vec<u64> {
     seqs.sort();
     seqs
 }
+
+/// A cell read back by column name.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    Null,
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+}
+
+impl Cell {
+    pub fn f64(&self) -> Option<f64> {
+        match self {
+            Cell::Float(v) => Some(*v),
+            Cell::Int(v) => Some(*v as f64),
+            _ => None,
+        }
+    }
+
+    pub fn i64(&self) -> Option<i64> {
+        match self {
+            Cell::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    pub fn str(&self) -> Option<&str> {
+        match self {
+            Cell::Str(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// Every row of the Parquet file `path`, or of the files under the directory
+/// `path`, as cells by column name; Hive partition directories (`snapshot=3`)
+/// add their column as an integer.
+pub fn read_cells(path: &Path) -> Vec<BTreeMap<String, Cell>> {
+    let mut rows = Vec::new();
+    if path.is_file() {
+        read_cells_file(path, &BTreeMap::new(), &mut rows);
+    } else if path.exists() {
+        collect_cells(path, &BTreeMap::new(), &mut rows);
+    }
+    rows
+}
+
+fn collect_cells(
+    dir: &Path,
+    parts: &BTreeMap<String, Cell>,
+    rows: &mut Vec<BTreeMap<String, Cell>>,
+) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            let mut p = parts.clone();
+            if let Some((k, v)) = name.split_once('=') {
+                let cell = v
+                    .parse()
+                    .map(Cell::Int)
+                    .unwrap_or_else(|_| Cell::Str(v.to_string()));
+                p.insert(k.to_string(), cell);
+            }
+            collect_cells(&path, &p, rows);
+        } else if name.ends_with(".parquet") {
+            read_cells_file(&path, parts, rows);
+        }
+    }
+}
+
+fn read_cells_file(
+    path: &Path,
+    parts: &BTreeMap<String, Cell>,
+    rows: &mut Vec<BTreeMap<String, Cell>>,
+) {
+    let f = fs::File::open(path).unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap();
+    for batch in reader {
+        let batch = batch.unwrap();
+        let schema = batch.schema();
+        for r in 0..batch.num_rows() {
+            let mut row = parts.clone();
+            for (field, col) in schema.fields().iter().zip(batch.columns()) {
+                row.insert(field.name().clone(), typed_cell(col.as_ref(), r));
+            }
+            rows.push(row);
+        }
+    }
+}
+
+fn typed_cell(a: &dyn Array, r: usize) -> Cell {
+    if a.is_null(r) {
+        return Cell::Null;
+    }
+    match a.data_type() {
+        DataType::Int64 => Cell::Int(a.as_primitive::<Int64Type>().value(r)),
+        DataType::Int32 => Cell::Int(i64::from(a.as_primitive::<Int32Type>().value(r))),
+        DataType::Float64 => Cell::Float(a.as_primitive::<Float64Type>().value(r)),
+        DataType::Utf8 => Cell::Str(a.as_string::<i32>().value(r).to_string()),
+        DataType::Boolean => Cell::Bool(a.as_boolean().value(r)),
+        DataType::Timestamp(_, _) => {
+            Cell::Int(a.as_primitive::<TimestampMicrosecondType>().value(r))
+        }
+        other => panic!("unexpected column type {other}"),
+    }
+}

@@ -186,6 +186,17 @@ impl Intervals {
         changed - self.unchanged
     }
 
+    /// The score's derivative, `d²ℓ/dλ²` (negative).
+    fn score_slope(&self, lambda: f64) -> f64 {
+        self.changed
+            .iter()
+            .map(|&(tau, c)| {
+                let e = (lambda * tau).exp_m1();
+                -(c as f64) * tau * tau * (e + 1.0) / (e * e)
+            })
+            .sum()
+    }
+
     /// The maximum-likelihood rate with its likelihood-ratio 95% interval.
     pub fn mle(&self) -> Mle {
         if self.n == 0 || self.total <= 0.0 {
@@ -202,17 +213,29 @@ impl Intervals {
         if self.unchanged <= 0.0 {
             // Every interval changed: the likelihood rises towards λ = ∞, and only
             // a lower bound is known, where ℓ has fallen χ/2 below its limit 0.
-            let lo = solve_increasing(|l| self.log_lik(l) + CHI2_95 / 2.0, guess, guess);
+            let lo = solve_increasing(
+                |l| (self.log_lik(l) + CHI2_95 / 2.0, self.score(l)),
+                guess,
+                guess,
+            );
             return Mle {
                 lambda: None,
                 lo: Some(lo),
                 hi: None,
             };
         }
-        let lambda = solve_increasing(|l| -self.score(l), guess, guess);
+        let lambda = solve_increasing(|l| (-self.score(l), -self.score_slope(l)), guess, guess);
         let top = self.log_lik(lambda) - CHI2_95 / 2.0;
-        let lo = solve_increasing(|l| self.log_lik(l) - top, lambda / 2.0, lambda);
-        let hi = solve_increasing(|l| top - self.log_lik(l), lambda, lambda * 2.0);
+        let lo = solve_increasing(
+            |l| (self.log_lik(l) - top, self.score(l)),
+            lambda / 2.0,
+            lambda,
+        );
+        let hi = solve_increasing(
+            |l| (top - self.log_lik(l), -self.score(l)),
+            lambda,
+            lambda * 2.0,
+        );
         Mle {
             lambda: Some(lambda),
             lo: Some(lo),
@@ -268,34 +291,44 @@ impl Mle {
     }
 }
 
-/// The root of `f`, increasing in `λ > 0`, by bisection on `ln λ`; the bracket
-/// `[lo, hi]` grows only where `f` has the wrong sign, so a side known to be
-/// right stays put.
-fn solve_increasing(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
+/// The root of `f`, increasing in `λ > 0`, where `f(λ)` returns the value and
+/// its derivative: Newton's method on `ln λ`, safeguarded by a bracket that bisects
+/// whenever a step would leave it. The bracket `[lo, hi]` first grows only where
+/// `f` has the wrong sign, so a side known to be right stays put.
+fn solve_increasing(f: impl Fn(f64) -> (f64, f64), lo: f64, hi: f64) -> f64 {
     let ok = |v: f64| v.is_finite() && v > 0.0;
     let (mut lo, mut hi) = if ok(lo) && ok(hi) {
         (lo, hi)
     } else {
         (1e-6, 1e-6)
     };
-    while f(lo) > 0.0 && lo > 1e-300 {
+    while f(lo).0 > 0.0 && lo > 1e-300 {
         lo /= 4.0;
     }
-    while f(hi) < 0.0 && hi < 1e300 {
+    while f(hi).0 < 0.0 && hi < 1e300 {
         hi *= 4.0;
     }
-    while hi - lo > REL_TOL * lo {
-        let mid = (lo * hi).sqrt();
-        if mid <= lo || mid >= hi {
-            break;
+    let mut x = (lo * hi).sqrt();
+    for _ in 0..200 {
+        let (v, dv) = f(x);
+        if v == 0.0 {
+            return x;
         }
-        if f(mid) < 0.0 {
-            lo = mid;
+        if v < 0.0 {
+            lo = x;
         } else {
-            hi = mid;
+            hi = x;
         }
+        let mut next = x * (-v / (x * dv)).exp();
+        if !(next > lo && next < hi) {
+            next = (lo * hi).sqrt();
+        }
+        if (next - x).abs() <= 1e-14 * x || hi - lo <= REL_TOL * lo {
+            return next;
+        }
+        x = next;
     }
-    (lo * hi).sqrt()
+    x
 }
 
 /// Freshness of a page with rate `λ` refreshed every `interval` seconds:

@@ -93,6 +93,10 @@ pub struct WorkerLog {
     pub snapshot_seconds: BTreeMap<Seq, f64>,
     /// Wall time of writing the state and the rewritten tables after the last snapshot.
     pub finish_seconds: f64,
+    /// The revisit plan's solve per snapshot: wall time from its pages to the
+    /// final multiplier, and the rounds it took.
+    pub revisit_seconds: BTreeMap<Seq, f64>,
+    pub revisit_rounds: BTreeMap<Seq, u32>,
 }
 
 impl WorkerLog {

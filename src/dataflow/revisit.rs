@@ -186,12 +186,19 @@ pub fn revisit_plan<'s>(
                 };
                 // `main` stands for the snapshots not yet started; `round` for the
                 // current snapshot's next round.
-                let mut main: Option<Capability<Time>> = Some(cap);
+                // Hold nothing before the first snapshot written (the restore epoch
+                // must complete without this operator).
+                let mut main: Option<Capability<Time>> = epochs.first().map(|&t| {
+                    let mut cap = cap;
+                    cap.downgrade(&Product::new(t, 0));
+                    cap
+                });
                 let mut round: Option<Capability<Time>> = None;
                 let mut next = 0usize;
                 let mut phase = Phase::Pages;
                 let mut stash: BTreeMap<Seq, Vec<PlanInput>> = BTreeMap::new();
                 let mut inbox: BTreeMap<Time, (usize, Msg)> = BTreeMap::new();
+                let mut started = std::time::Instant::now();
                 move |(pages_in, pages_frontier), (msgs_in, msgs_frontier), output| {
                     pages_in.for_each(|_, data| {
                         for (o, t, d) in data.drain(..) {
@@ -227,6 +234,7 @@ pub fn revisit_plan<'s>(
                                 Some(&n) => m.downgrade(&Product::new(n, 0)),
                                 None => main = None,
                             }
+                            started = std::time::Instant::now();
                             solver.inputs = stash.remove(&t).unwrap_or_default();
                             solver.inputs.sort_unstable();
                             solver.set = PageSet::new(
@@ -281,6 +289,11 @@ pub fn revisit_plan<'s>(
                                     Solver::reply(p)
                                 }
                                 Step::Done(mu, scale) => {
+                                    let mut log = ctx.log.borrow_mut();
+                                    let secs = started.elapsed().as_secs_f64();
+                                    log.revisit_seconds.insert(t, secs);
+                                    log.revisit_rounds.insert(t, search.rounds);
+                                    drop(log);
                                     let m =
                                         solver.finish(Some((mu, scale)), &totals, t, &mut emitted);
                                     phase = Phase::Final(totals);

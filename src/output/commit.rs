@@ -76,6 +76,12 @@ pub struct RunRecord {
     /// Writing the state and the rewritten tables after the last snapshot.
     pub finish_seconds: f64,
     pub peak_rss_bytes: u64,
+    /// The change analysis' revisit-plan solve per snapshot (worker 0's wall
+    /// time, and the rounds over all workers).
+    #[serde(default)]
+    pub revisit_seconds: BTreeMap<Seq, f64>,
+    #[serde(default)]
+    pub revisit_rounds: BTreeMap<Seq, u32>,
 }
 
 #[derive(Serialize, Deserialize)]
