@@ -5,7 +5,7 @@ WEBEVO := target/release/webevo
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: build test demo bench bench-quick bench-discovery lint fmt schemas clean
+.PHONY: build test demo bench bench-quick bench-discovery bench-change lint fmt schemas clean
 
 build:
 	$(CARGO) build --release
@@ -23,15 +23,26 @@ demo: build $(PYTHON)
 	$(WEBEVO) run --input demo-data --output demo-out --job jobs/all.toml -w 2
 	$(PYTHON) scripts/demo_query.py demo-out
 
-bench: build $(PYTHON)
+# The benchmarks' peers also need NumPy (the revisit-plan peer).
+BENCH_DEPS := $(VENV)/.bench-deps
+$(BENCH_DEPS): $(PYTHON)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check numpy
+	touch $@
+
+bench: build $(BENCH_DEPS)
 	$(PYTHON) benches/bench.py --preset bench
 
-bench-quick: build $(PYTHON)
+bench-quick: build $(BENCH_DEPS)
 	$(PYTHON) benches/bench.py --preset demo
+
+# Only the change entry (per-snapshot cost, the revisit solve vs its NumPy peer)
+# on the bench preset.
+bench-change: build $(BENCH_DEPS)
+	$(PYTHON) benches/bench.py --preset bench --change-only
 
 # Only the discovery comparison (webevo vs its DuckDB SQL peer, with the correctness
 # check) on the demo preset.
-bench-discovery: build $(PYTHON)
+bench-discovery: build $(BENCH_DEPS)
 	$(PYTHON) benches/bench.py --preset demo --discovery-only
 
 lint:
@@ -45,4 +56,4 @@ schemas: build
 	$(WEBEVO) schemas
 
 clean:
-	rm -rf demo-data demo-out bench-data bench-out demo-out-discovery bench-out-discovery $(VENV)
+	rm -rf demo-data demo-out bench-data bench-out demo-out-discovery bench-out-discovery demo-out-change bench-out-change $(VENV)

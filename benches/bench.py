@@ -23,6 +23,7 @@ import time
 import duckdb
 
 import discovery_sql
+import revisit_peer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WEBEVO = os.path.join(ROOT, "target", "release", "webevo")
@@ -84,6 +85,8 @@ def main():
     ap.add_argument("--preset", default="bench", choices=["bench", "demo"])
     ap.add_argument("--discovery-only", action="store_true",
                     help="only the discovery comparison (webevo vs the DuckDB SQL peer)")
+    ap.add_argument("--change-only", action="store_true",
+                    help="only the change entry (webevo's change analysis, and its revisit solve vs NumPy)")
     ap.add_argument("--sql-timeout", type=float, default=1200,
                     help="seconds after which the SQL peer is stopped and reported as timed out")
     args = ap.parse_args()
@@ -93,8 +96,12 @@ def main():
         subprocess.run([WEBEVO, "generate", "--preset", args.preset, "--seed", "1", "--out", data], check=True)
         print(f"generated {data} in {time.time() - started:.0f} s", file=sys.stderr)
 
+    if args.change_only:
+        change(args, data)
+        return
     if not args.discovery_only:
         throughput(args, data)
+        change(args, data)
     if not discovery(args, data):
         sys.exit(1)
 
@@ -138,6 +145,86 @@ def throughput(args, data):
                  "once per run, after the last snapshot. Peak memory is the process's resident high-water mark "
                  "(`VmHWM`), divided by the links of the largest snapshot.")
     write_section(args.preset, "\n".join(lines) + "\n")
+
+
+def change(args, data):
+    """The change entry: `jobs/change.toml` against the same job without analyses,
+    per snapshot, so that the change analysis' share shows; the revisit solve's time
+    per snapshot from the manifest; and the last snapshot's solve redone by the NumPy
+    peer (benches/revisit_peer.py) on the same rates, timed and compared."""
+    workers = os.cpu_count()
+    base = os.path.join(ROOT, f"{args.preset}-out-change")  # git-ignored
+    os.makedirs(base, exist_ok=True)
+    with open(os.path.join(ROOT, "jobs", "change.toml")) as f:
+        job_text = f.read()
+    foundation_job = os.path.join(base, "foundation.toml")
+    with open(foundation_job, "w") as f:
+        f.write("".join("analyses = []\n" if line.startswith("analyses") else line
+                        for line in job_text.splitlines(keepends=True)))
+    records = {}
+    for name, job in (("change", os.path.join(ROOT, "jobs", "change.toml")), ("foundation", foundation_job)):
+        out = os.path.join(base, name)
+        shutil.rmtree(out, ignore_errors=True)
+        print(f"change: webevo run ({name}) -w {workers} on {args.preset}...", file=sys.stderr)
+        subprocess.run([WEBEVO, "run", "-q", "--input", data, "--output", out, "--job", job, "-w", str(workers)],
+                       check=True, cwd=ROOT)
+        records[name] = manifest_record(out)
+    out = os.path.join(base, "change")
+    fetched = dict(duckdb.sql(
+        f"select snapshot, pages_fetched from read_parquet('{out}/snapshots/**/*.parquet', hive_partitioning = true)"
+    ).fetchall())
+    planned = dict(duckdb.sql(
+        f"select snapshot, pages from read_parquet('{out}/revisit_summary/**/*.parquet', hive_partitioning = true) "
+        "where policy = 'optimal'").fetchall())
+    last = max(planned) if planned else None
+    budget = float(next(line.split("=")[1] for line in job_text.splitlines() if line.startswith("budget_per_day")))
+    peer_line = "no revisit plan was written"
+    if last is not None:
+        lam, ours = duckdb.sql(
+            f"select list(\"lambda\" order by url), list(freq_optimal_per_day order by url) "
+            f"from read_parquet('{out}/revisit_plan/snapshot={last}/*.parquet')").fetchall()[0]
+        import numpy as np
+        lam, ours = np.array(lam), np.array(ours)
+        theirs, peer_secs = revisit_peer.solve(lam, budget)
+        scale = np.maximum(ours, 1e-9 * budget / len(ours))
+        worst = float(np.max(np.abs(ours - theirs) / scale))
+        ours_secs = records["change"].get("revisit_seconds", {}).get(str(last), float("nan"))
+        ours_cpu = records["change"].get("revisit_compute_seconds", {}).get(str(last), float("nan"))
+        peer_line = (f"Snapshot {last}: {len(lam):,} planned pages. webevo's solve: {ours_secs:.3f} s of worker 0's "
+                     f"wall time from its pages to the final multiplier, in "
+                     f"{records['change']['revisit_rounds'][str(last)]} rounds over {workers} workers, of which "
+                     f"{ours_cpu:.3f} s computing (the rest is rounds waiting on the other worker's other "
+                     f"operators); the NumPy peer (bisection over whole arrays, NumPy {np.__version__}, one "
+                     f"thread) {peer_secs:.3f} s: webevo compute / peer = {ours_cpu / peer_secs:.2f}. Largest "
+                     f"relative difference of the two plans' frequencies {worst:.1e}; budget {budget:g}/day, "
+                     f"webevo's plan sums to {ours.sum():.9f}.")
+    change_secs = per_snapshot_seconds(records["change"])
+    found_secs = per_snapshot_seconds(records["foundation"])
+    lines = []
+    date = datetime.date.today().isoformat()
+    lines.append(f"### Change analysis: `{args.preset}` preset, {date}, webevo {revision()}")
+    lines.append("")
+    lines.append(f"Machine: {machine()}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
+                 f"--change-only` (part of `make bench`): `webevo run --job jobs/change.toml -w {workers}` and the "
+                 f"same job with `analyses = []` on the same data.")
+    lines.append("")
+    lines.append("| snapshot | pages fetched | change job s | foundation only s | change share s | "
+                 "change share µs per fetched page | revisit solve wall s | of it computing s | rounds | planned pages |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
+    for seq in sorted(change_secs):
+        share = change_secs[seq] - found_secs.get(seq, float("nan"))
+        n = fetched.get(seq, 0)
+        solve = records["change"].get("revisit_seconds", {}).get(str(seq))
+        rounds = records["change"].get("revisit_rounds", {}).get(str(seq))
+        cpu = records["change"].get("revisit_compute_seconds", {}).get(str(seq))
+        lines.append(f"| {seq} | {n:,} | {change_secs[seq]:.2f} | {found_secs.get(seq, float('nan')):.2f} | "
+                     f"{share:.2f} | {1e6 * share / max(n, 1):.1f} | "
+                     f"{'' if solve is None else f'{solve:.3f}'} | {'' if cpu is None else f'{cpu:.3f}'} | "
+                     f"{'' if rounds is None else rounds} | "
+                     f"{planned.get(seq, 0):,} |")
+    lines.append("")
+    lines.append(peer_line)
+    write_section(f"{args.preset}-change", "\n".join(lines) + "\n")
 
 
 def manifest_record(out):

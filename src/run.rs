@@ -120,6 +120,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
             summary.finish_seconds = log.finish_seconds;
             summary.revisit_seconds = log.revisit_seconds.clone();
             summary.revisit_rounds = log.revisit_rounds.clone();
+            summary.revisit_compute_seconds = log.revisit_compute_seconds.clone();
         }
     }
     if !input_errors.is_empty() || !errors.is_empty() {

@@ -97,6 +97,8 @@ pub struct WorkerLog {
     /// final multiplier, and the rounds it took.
     pub revisit_seconds: BTreeMap<Seq, f64>,
     pub revisit_rounds: BTreeMap<Seq, u32>,
+    /// The part of it this worker spent computing (the rest is waiting for rounds).
+    pub revisit_compute_seconds: BTreeMap<Seq, f64>,
 }
 
 impl WorkerLog {

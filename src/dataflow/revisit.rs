@@ -199,6 +199,8 @@ pub fn revisit_plan<'s>(
                 let mut stash: BTreeMap<Seq, Vec<PlanInput>> = BTreeMap::new();
                 let mut inbox: BTreeMap<Time, (usize, Msg)> = BTreeMap::new();
                 let mut started = std::time::Instant::now();
+                // This worker's time in the solve itself, apart from waiting for rounds.
+                let mut busy = std::time::Duration::ZERO;
                 move |(pages_in, pages_frontier), (msgs_in, msgs_frontier), output| {
                     pages_in.for_each(|_, data| {
                         for (o, t, d) in data.drain(..) {
@@ -235,6 +237,7 @@ pub fn revisit_plan<'s>(
                                 None => main = None,
                             }
                             started = std::time::Instant::now();
+                            let work = std::time::Instant::now();
                             solver.inputs = stash.remove(&t).unwrap_or_default();
                             solver.inputs.sort_unstable();
                             solver.set = PageSet::new(
@@ -255,6 +258,7 @@ pub fn revisit_plan<'s>(
                             // Holding only the next round's time lets this one complete.
                             r.downgrade(&Product::new(t, 1));
                             round = Some(r);
+                            busy += work.elapsed();
                             phase = Phase::Totals;
                             continue;
                         }
@@ -265,6 +269,7 @@ pub fn revisit_plan<'s>(
                         if msgs_frontier.less_equal(&at) {
                             break;
                         }
+                        let work = std::time::Instant::now();
                         let (got, msg) = inbox.remove(&at).unwrap_or_default();
                         assert_eq!(got, solver.peers, "every worker reports every round");
                         let reply = match std::mem::replace(&mut phase, Phase::Pages) {
@@ -313,8 +318,12 @@ pub fn revisit_plan<'s>(
                                 session.give_iterator(emitted.drain(..));
                                 drop(session);
                                 r.downgrade(&Product::new(t, at.inner + 1));
+                                busy += work.elapsed();
                             }
                             None => {
+                                busy += work.elapsed();
+                                let secs = std::mem::take(&mut busy).as_secs_f64();
+                                ctx.log.borrow_mut().revisit_compute_seconds.insert(t, secs);
                                 output.session(r).give_iterator(emitted.drain(..));
                                 round = None;
                                 phase = Phase::Pages;

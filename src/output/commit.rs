@@ -82,6 +82,9 @@ pub struct RunRecord {
     pub revisit_seconds: BTreeMap<Seq, f64>,
     #[serde(default)]
     pub revisit_rounds: BTreeMap<Seq, u32>,
+    /// Of worker 0's solve time, the part spent computing rather than waiting.
+    #[serde(default)]
+    pub revisit_compute_seconds: BTreeMap<Seq, f64>,
 }
 
 #[derive(Serialize, Deserialize)]
