@@ -180,6 +180,12 @@ impl ChangeParams {
         positive("budget_per_day", self.budget_per_day)?;
         positive("poisson_bucket_days", self.poisson_bucket_days)?;
         positive("backoff_start_days", self.backoff_start_days)?;
+        if !(1.0 / 24.0..=365.0).contains(&self.backoff_start_days) {
+            return Err(format!(
+                "change.backoff_start_days = {} is outside the back-off rule's range [1/24, 365]",
+                self.backoff_start_days
+            ));
+        }
         if self.batch_days > self.cycle_days {
             return Err(format!(
                 "change.batch_days = {} is longer than change.cycle_days = {}",
