@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::algo::change::{
-    backoff_interval, change_bucket, design_freshness, lifespan_bucket, Censoring, DomainClass,
+    backoff_step, change_bucket, design_freshness, lifespan_bucket, Censoring, DomainClass,
     Intervals, Mle, DAY,
 };
 use crate::job::ChangeParams;
@@ -46,6 +46,10 @@ pub struct PageHistory {
     /// The page's own planning rate (bits; NaN without intervals), cached so that
     /// restoring and retracting its contributions need no re-estimation.
     rate_bits: u64,
+    /// Intervals so far, and the back-off rule's interval after them (bits; NaN
+    /// before the first), kept so that the plan costs O(1) per page.
+    intervals: u32,
+    backoff_bits: u64,
 }
 
 impl Default for PageHistory {
@@ -55,6 +59,8 @@ impl Default for PageHistory {
             base: false,
             left: false,
             rate_bits: f64::NAN.to_bits(),
+            intervals: 0,
+            backoff_bits: f64::NAN.to_bits(),
         }
     }
 }
@@ -312,6 +318,7 @@ impl ChangeBook {
         host_name: &str,
     ) {
         let first_seq = self.settings.first_seq;
+        let backoff_start = self.settings.params.backoff_start_days * DAY;
         let h = self.pages.entry(page).or_default();
         let mut interval = None;
         if before.observations == 0 {
@@ -329,6 +336,10 @@ impl ChangeBook {
             h.entries.push((tau << 2) | kind);
             if kind != GAP {
                 interval = Some((tau as f64 / 1e6, kind == CHANGED));
+                h.intervals += 1;
+                let backoff = f64::from_bits(h.backoff_bits);
+                let backoff = if backoff.is_nan() { backoff_start } else { backoff };
+                h.backoff_bits = backoff_step(backoff, kind == CHANGED).to_bits();
             }
             if kind == CHANGED && h.base {
                 h.left = true;
@@ -509,23 +520,27 @@ impl ChangeBook {
             let Some(h) = self.pages.get(id) else {
                 continue;
             };
-            let st = &states[id];
-            let changed: Vec<bool> = h.intervals().map(|(_, c)| c).collect();
-            let rate = if changed.len() as u64 >= min {
+            let rate = if u64::from(h.intervals) >= min {
                 h.rate()
             } else {
-                let [host_key, dir_key] = Self::group_keys(st);
+                let [host_key, dir_key] = Self::group_keys(&states[id]);
                 let dir = self.groups.get(&dir_key).and_then(|g| g.rate);
                 dir.or_else(|| self.groups.get(&host_key).and_then(|g| g.rate))
             };
             let Some(rate) = rate else {
                 continue;
             };
+            let backoff = f64::from_bits(h.backoff_bits);
+            let backoff = if backoff.is_nan() {
+                p.backoff_start_days * DAY
+            } else {
+                backoff
+            };
             plan.push(PlanInput {
                 page: *id,
-                url: st.url.url.clone(),
+                url: states[id].url.url.clone(),
                 lambda_bits: rate.to_bits(),
-                backoff_bits: backoff_interval(changed, p.backoff_start_days * DAY).to_bits(),
+                backoff_bits: backoff.to_bits(),
             });
         }
         plan

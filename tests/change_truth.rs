@@ -78,5 +78,8 @@ fn demo_estimates_recover_the_true_rates() {
     assert!(checked > 10_000, "{checked} pages checked");
     assert!(coverage > 0.85, "coverage {coverage}");
     assert!(median < 0.5, "median relative error {median}");
-    assert!(weekly_median < 0.45, "median relative error {weekly_median} at 3-30 days");
+    assert!(
+        weekly_median < 0.45,
+        "median relative error {weekly_median} at 3-30 days"
+    );
 }

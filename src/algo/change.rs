@@ -365,10 +365,13 @@ pub fn design_freshness(d: usize, lambda: f64, c: f64, b: f64) -> f64 {
 /// The interval the adaptive back-off rule reaches after `pairs`: start at
 /// `start`, times 0.8 on a change and 1.4 otherwise, kept in [1 hour, 365 days].
 pub fn backoff_interval(pairs: impl IntoIterator<Item = bool>, start: f64) -> f64 {
-    let clamp = |v: f64| v.clamp(3_600.0, 365.0 * DAY);
-    pairs.into_iter().fold(clamp(start), |i, changed| {
-        clamp(if changed { i * 0.8 } else { i * 1.4 })
-    })
+    pairs.into_iter().fold(start, backoff_step)
+}
+
+/// One step of the back-off rule.
+pub fn backoff_step(interval: f64, changed: bool) -> f64 {
+    let next = if changed { interval * 0.8 } else { interval * 1.4 };
+    next.clamp(3_600.0, 365.0 * DAY)
 }
 
 #[cfg(test)]
