@@ -338,7 +338,11 @@ impl ChangeBook {
                 interval = Some((tau as f64 / 1e6, kind == CHANGED));
                 h.intervals += 1;
                 let backoff = f64::from_bits(h.backoff_bits);
-                let backoff = if backoff.is_nan() { backoff_start } else { backoff };
+                let backoff = if backoff.is_nan() {
+                    backoff_start
+                } else {
+                    backoff
+                };
                 h.backoff_bits = backoff_step(backoff, kind == CHANGED).to_bits();
             }
             if kind == CHANGED && h.base {

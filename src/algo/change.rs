@@ -370,7 +370,11 @@ pub fn backoff_interval(pairs: impl IntoIterator<Item = bool>, start: f64) -> f6
 
 /// One step of the back-off rule.
 pub fn backoff_step(interval: f64, changed: bool) -> f64 {
-    let next = if changed { interval * 0.8 } else { interval * 1.4 };
+    let next = if changed {
+        interval * 0.8
+    } else {
+        interval * 1.4
+    };
     next.clamp(3_600.0, 365.0 * DAY)
 }
 

@@ -151,15 +151,17 @@ fn build_discovery<'s>(
 /// revisit plan from the per-snapshot plan messages.
 fn build_change<'s>(
     ledger: VecCollection<'s, Seq, LedgerOut>,
+    pages: VecCollection<'s, Seq, LedgerOut>,
+    groups: VecCollection<'s, Seq, LedgerOut>,
     plan: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     ctx: &WorkerCtx,
 ) -> Vec<Stream<'s, Seq, Vec<()>>> {
     use change::ChangeAgg;
-    let pages = ledger.clone().flat_map(|o| match o {
+    let pages = pages.flat_map(|o| match o {
         LedgerOut::PageChange(r) => Some(r),
         _ => None,
     });
-    let groups = ledger.clone().flat_map(|o| match o {
+    let groups = groups.flat_map(|o| match o {
         LedgerOut::GroupChange(r) => Some(r),
         _ => None,
     });
@@ -222,14 +224,25 @@ pub fn build<'s>(
 ) -> ProbeHandle<Seq> {
     let mut ledger: VecCollection<'s, Seq, LedgerOut> = ledger_op::ledger(records, ctx);
     let change = ctx.plan.job.analyses.contains(&Analysis::Change);
-    let mut plan = None;
+    let mut change_parts = None;
     if change {
-        // The plan's pages are per-snapshot messages, not a collection: split them off.
-        let mut parts = ledger
-            .inner
-            .partition(2, |u| (u64::from(matches!(u.0, LedgerOut::PlanPage(_))), u));
-        plan = parts.pop();
-        ledger = parts.pop().expect("two parts").as_collection();
+        // Split the change records off once: the rows are large, and every
+        // consumer of a stream receives its own copy of all of it. The plan's
+        // pages are per-snapshot messages, not a collection.
+        let mut parts = ledger.inner.partition(4, |u| {
+            let part = match u.0 {
+                LedgerOut::PageChange(_) => 1,
+                LedgerOut::GroupChange(_) => 2,
+                LedgerOut::PlanPage(_) => 3,
+                _ => 0,
+            };
+            (part, u)
+        });
+        let plan = parts.pop().expect("four parts");
+        let groups = parts.pop().expect("four parts").as_collection();
+        let pages = parts.pop().expect("four parts").as_collection();
+        ledger = parts.pop().expect("four parts").as_collection();
+        change_parts = Some((pages, groups, plan));
     }
     let facts = ledger.clone().flat_map(|o| match o {
         LedgerOut::Fact(k) => Some(k),
@@ -246,8 +259,8 @@ pub fn build<'s>(
         sink::write_table(hosts.map(|(_, row)| row), ctx),
         sink::write_table(totals.clone(), ctx),
     ];
-    if let Some(plan) = plan {
-        done.extend(build_change(ledger.clone(), plan, ctx));
+    if let Some((pages, groups, plan)) = change_parts {
+        done.extend(build_change(ledger.clone(), pages, groups, plan, ctx));
     }
     if ctx.plan.job.analyses.contains(&Analysis::Discovery) {
         done.extend(build_discovery(ledger, counts, totals, names, ctx));
