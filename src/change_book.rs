@@ -418,13 +418,13 @@ impl ChangeBook {
         }
         if let Some(avg) = avg.filter(|_| x >= 2) {
             let width = p.poisson_bucket_days * DAY;
+            let times = h.change_times();
             for (b, band) in p.poisson_bands_days.iter().enumerate() {
                 if !(avg >= band[0] * DAY && avg < band[1] * DAY) {
                     continue;
                 }
                 let b = b as u8;
                 let k_max = (4.0 * band[1] / p.poisson_bucket_days).ceil() as u32;
-                let times = h.change_times();
                 for w in times.windows(2) {
                     let d = (w[1] - w[0]) as f64 / 1e6;
                     let k = ((d / width).round() as u32).min(k_max);
@@ -469,7 +469,7 @@ impl ChangeBook {
             let censoring =
                 Censoring::of(st.first_fetched == Some(self.settings.first_seq), st.alive);
             let span = span_s(st);
-            let rate_class = s.rate_class(&pairs, &self.class_rates);
+            let rate_class = Intervals::rate_class(&pairs, &self.class_rates);
             out.pages.push(PageChangeRow {
                 url: st.url.url.clone(),
                 host,

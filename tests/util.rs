@@ -142,12 +142,7 @@ pub fn table_rows(out: &Path, table: &str) -> Vec<String> {
 }
 
 fn collect_rows(dir: &Path, prefix: &str, rows: &mut Vec<String>) {
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in entries {
+    for path in sorted_entries(dir) {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if path.is_dir() {
             collect_rows(&path, &format!("{prefix}{name}|"), rows);
@@ -161,16 +156,30 @@ fn collect_rows(dir: &Path, prefix: &str, rows: &mut Vec<String>) {
     }
 }
 
+/// A directory's entries, in name order.
+fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    entries
+}
+
+/// The record batches of one Parquet file.
+fn record_batches(path: &Path) -> impl Iterator<Item = arrow_array::RecordBatch> {
+    let f = fs::File::open(path).unwrap();
+    ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+}
+
 /// The rows of one Parquet file as strings, cells joined by `|`.
 pub fn parquet_file_rows(path: &Path) -> Vec<String> {
     let mut rows = Vec::new();
-    let f = fs::File::open(path).unwrap();
-    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-        .unwrap()
-        .build()
-        .unwrap();
-    for batch in reader {
-        let batch = batch.unwrap();
+    for batch in record_batches(path) {
         for r in 0..batch.num_rows() {
             let cells: Vec<String> = batch
                 .columns()
@@ -330,12 +339,7 @@ fn collect_cells(
     parts: &BTreeMap<String, Cell>,
     rows: &mut Vec<BTreeMap<String, Cell>>,
 ) {
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in entries {
+    for path in sorted_entries(dir) {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if path.is_dir() {
             let mut p = parts.clone();
@@ -358,13 +362,7 @@ fn read_cells_file(
     parts: &BTreeMap<String, Cell>,
     rows: &mut Vec<BTreeMap<String, Cell>>,
 ) {
-    let f = fs::File::open(path).unwrap();
-    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-        .unwrap()
-        .build()
-        .unwrap();
-    for batch in reader {
-        let batch = batch.unwrap();
+    for batch in record_batches(path) {
         let schema = batch.schema();
         for r in 0..batch.num_rows() {
             let mut row = parts.clone();

@@ -245,7 +245,7 @@ impl Intervals {
 
     /// The posterior over rate classes `rates` (per second) under a uniform
     /// prior: `(index of the most probable class, its probability)`.
-    pub fn rate_class(&self, pairs: &[(f64, bool)], rates: &[f64]) -> Option<(usize, f64)> {
+    pub fn rate_class(pairs: &[(f64, bool)], rates: &[f64]) -> Option<(usize, f64)> {
         if pairs.is_empty() || rates.is_empty() {
             return None;
         }
@@ -362,13 +362,8 @@ pub fn design_freshness(d: usize, lambda: f64, c: f64, b: f64) -> f64 {
     }
 }
 
-/// The interval the adaptive back-off rule reaches after `pairs`: start at
-/// `start`, times 0.8 on a change and 1.4 otherwise, kept in [1 hour, 365 days].
-pub fn backoff_interval(pairs: impl IntoIterator<Item = bool>, start: f64) -> f64 {
-    pairs.into_iter().fold(start, backoff_step)
-}
-
-/// One step of the back-off rule.
+/// One step of the adaptive back-off rule: times 0.8 on a change and 1.4
+/// otherwise, kept in [1 hour, 365 days].
 pub fn backoff_step(interval: f64, changed: bool) -> f64 {
     let next = if changed {
         interval * 0.8
@@ -383,6 +378,11 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     use super::*;
+
+    /// The interval the back-off rule reaches after `pairs`, from `start`.
+    fn backoff_interval(pairs: impl IntoIterator<Item = bool>, start: f64) -> f64 {
+        pairs.into_iter().fold(start, backoff_step)
+    }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol * b.abs().max(1e-300)
@@ -486,14 +486,13 @@ mod tests {
             .map(|d| 1.0 / (d * DAY))
             .collect();
         let weekly: Vec<(f64, bool)> = (0..30).map(|i| (DAY, i % 7 == 0)).collect();
-        let s = Intervals::from_pairs(weekly.iter().copied());
-        let (class, p) = s.rate_class(&weekly, &rates).unwrap();
+        let (class, p) = Intervals::rate_class(&weekly, &rates).unwrap();
         assert_eq!(class, 1);
         assert!(p > 0.5 && p <= 1.0);
         // One daily interval that changed: the likelihoods 1 - e^{-λ DAY} by hand.
         let one = [(DAY, true)];
         let w: Vec<f64> = rates.iter().map(|r| 1.0 - (-r * DAY).exp()).collect();
-        let (class, p) = s.rate_class(&one, &rates).unwrap();
+        let (class, p) = Intervals::rate_class(&one, &rates).unwrap();
         assert_eq!(class, 0);
         assert!(close(p, w[0] / w.iter().sum::<f64>(), 1e-12));
     }
