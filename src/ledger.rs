@@ -110,23 +110,14 @@ pub enum LedgerOut {
     Restored(HostKey<Vec<u8>>),
     /// Change: a counted quantity over all pages; the update's diff is the count.
     ChangeCount(ChangeKey),
-    /// Change (inserted at a snapshot, retracted at the next): a row of
-    /// `page_change`.
+    /// Change: a row of the snapshot's `page_change`. This and the next two are
+    /// per-snapshot messages, never retracted: the dataflow splits them off before
+    /// treating the rest as a collection.
     PageChange(PageChangeRow),
-    /// Change (inserted at a snapshot, retracted at the next): a row of
-    /// `group_change`.
+    /// Change: a row of the snapshot's `group_change`.
     GroupChange(GroupChangeRow),
-    /// Change: a page of the snapshot's revisit plan. A per-snapshot message, never
-    /// retracted: the dataflow splits these off before treating the rest as a
-    /// collection.
+    /// Change: a page of the snapshot's revisit plan.
     PlanPage(PlanInput),
-}
-
-impl LedgerOut {
-    /// Whether the record is a row that lives for one snapshot only.
-    pub fn is_transient_row(&self) -> bool {
-        matches!(self, LedgerOut::PageChange(_) | LedgerOut::GroupChange(_))
-    }
 }
 
 /// The records of one epoch on one worker, sorted by kind as they arrive, so a

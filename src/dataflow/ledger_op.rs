@@ -66,16 +66,9 @@ pub fn ledger<'s>(
                         } else {
                             let batch = stash.remove(&t).unwrap_or_default();
                             let updates = fold(&mut ledger, &ctx, t, batch);
-                            // A transient row is retracted at the next time, which
-                            // no later snapshot precedes.
-                            output
-                                .session(&c)
-                                .give_iterator(updates.into_iter().flat_map(|(o, d)| {
-                                    let retract = o
-                                        .is_transient_row()
-                                        .then(|| (o.clone(), t + 1, -(d as isize)));
-                                    std::iter::once((o, t, d as isize)).chain(retract)
-                                }));
+                            output.session(&c).give_iterator(
+                                updates.into_iter().map(|(o, d)| (o, t, d as isize)),
+                            );
                         }
                         next += 1;
                         match epochs.get(next) {

@@ -19,7 +19,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use differential_dataflow::{AsCollection, VecCollection};
-use timely::dataflow::operators::vec::Partition;
+use timely::dataflow::operators::vec::{Map, Partition};
 use timely::dataflow::operators::{Concatenate, Probe};
 use timely::dataflow::{ProbeHandle, Scope, Stream};
 
@@ -151,17 +151,17 @@ fn build_discovery<'s>(
 /// revisit plan from the per-snapshot plan messages.
 fn build_change<'s>(
     ledger: VecCollection<'s, Seq, LedgerOut>,
-    pages: VecCollection<'s, Seq, LedgerOut>,
-    groups: VecCollection<'s, Seq, LedgerOut>,
+    pages: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
+    groups: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     plan: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     ctx: &WorkerCtx,
 ) -> Vec<Stream<'s, Seq, Vec<()>>> {
     use change::ChangeAgg;
-    let pages = pages.flat_map(|o| match o {
+    let pages = pages.flat_map(|(o, _, _)| match o {
         LedgerOut::PageChange(r) => Some(r),
         _ => None,
     });
-    let groups = groups.flat_map(|o| match o {
+    let groups = groups.flat_map(|(o, _, _)| match o {
         LedgerOut::GroupChange(r) => Some(r),
         _ => None,
     });
@@ -173,8 +173,8 @@ fn build_change<'s>(
     let aggs = change::aggregates(counts, &ctx.plan.job.change, ctx.plan.meta(first).time);
     let (plan_rows, summaries) = revisit::revisit_plan(plan, ctx);
     vec![
-        sink::write_table(pages, ctx),
-        sink::write_table(groups, ctx),
+        sink::write_snapshot_rows(pages, ctx),
+        sink::write_snapshot_rows(groups, ctx),
         sink::write_table(
             aggs.clone().flat_map(|a| match a {
                 ChangeAgg::Change(r) => Some(r),
@@ -210,7 +210,7 @@ fn build_change<'s>(
             }),
             ctx,
         ),
-        sink::write_table(plan_rows, ctx),
+        sink::write_snapshot_rows(plan_rows, ctx),
         sink::write_table(summaries, ctx),
     ]
 }
@@ -227,8 +227,8 @@ pub fn build<'s>(
     let mut change_parts = None;
     if change {
         // Split the change records off once: the rows are large, and every
-        // consumer of a stream receives its own copy of all of it. The plan's
-        // pages are per-snapshot messages, not a collection.
+        // consumer of a stream receives its own copy of all of it. The rows and
+        // the plan's pages are per-snapshot messages, not a collection.
         let mut parts = ledger.inner.partition(4, |u| {
             let part = match u.0 {
                 LedgerOut::PageChange(_) => 1,
@@ -239,8 +239,8 @@ pub fn build<'s>(
             (part, u)
         });
         let plan = parts.pop().expect("four parts");
-        let groups = parts.pop().expect("four parts").as_collection();
-        let pages = parts.pop().expect("four parts").as_collection();
+        let groups = parts.pop().expect("four parts");
+        let pages = parts.pop().expect("four parts");
         ledger = parts.pop().expect("four parts").as_collection();
         change_parts = Some((pages, groups, plan));
     }

@@ -21,7 +21,7 @@ use timely::dataflow::Stream;
 use timely::order::Product;
 
 use crate::algo::change::DAY;
-use crate::algo::revisit::{page_freshness, PageSet, Partial, PlanPage, Search, Step};
+use crate::algo::revisit::{page_freshness, PageSet, Partial, PlanPage, RateBins, Search, Step};
 use crate::dataflow::WorkerCtx;
 use crate::ledger::LedgerOut;
 use crate::model::Seq;
@@ -31,6 +31,8 @@ use crate::output::change::{PlanInput, RevisitPlanRow, RevisitSummaryRow};
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct Msg {
     partial: Partial,
+    /// Round 0: the pages binned by ratio, for the search's start.
+    bins: RateBins,
     /// Final round: Σ w F under the optimal, uniform and proportional plans.
     fresh: [i128; 3],
 }
@@ -39,7 +41,8 @@ struct Msg {
 #[derive(Clone, Debug)]
 enum SolveOut {
     Msg(Msg),
-    Plan((RevisitPlanRow, Seq, isize)),
+    /// A row of the snapshot's plan (a per-snapshot message).
+    Plan(RevisitPlanRow),
     Summary((RevisitSummaryRow, Seq, isize)),
 }
 
@@ -74,18 +77,12 @@ impl Solver {
     fn reply(partial: Partial) -> Option<Msg> {
         Some(Msg {
             partial,
-            fresh: [0; 3],
+            ..Msg::default()
         })
     }
 
     /// The plans at the final `μ`: this worker's rows, and its freshness sums.
-    fn finish(
-        &mut self,
-        mu: Option<(f64, f64)>,
-        totals: &Partial,
-        t: Seq,
-        out: &mut Vec<SolveOut>,
-    ) -> Msg {
+    fn finish(&mut self, mu: Option<(f64, f64)>, totals: &Partial, out: &mut Vec<SolveOut>) -> Msg {
         let optimal: Vec<f64> = match mu {
             Some((mu, scale)) => self
                 .set
@@ -98,7 +95,8 @@ impl Solver {
         let uniform = self.budget / totals.pages as f64;
         let lambda_sum = totals.sum_lambda as f64;
         let mut fresh = [0i128; 3];
-        for ((p, input), f_opt) in self.set.pages.iter().zip(&self.inputs).zip(optimal) {
+        let inputs = std::mem::take(&mut self.inputs);
+        for ((p, input), f_opt) in self.set.pages.iter().zip(inputs).zip(optimal) {
             let f_prop = if lambda_sum > 0.0 {
                 // Σλ is fixed point; so is each λ's share, for worker independence.
                 self.budget * (p.lambda * DAY * 1e12).round() / lambda_sum
@@ -114,7 +112,7 @@ impl Solver {
                 *s += (p.weight * v * FRESH_SCALE).round() as i128;
             }
             let row = RevisitPlanRow {
-                url: input.url.clone(),
+                url: input.url,
                 lambda: p.lambda.to_bits(),
                 weight: p.weight.to_bits(),
                 optimal: f_opt.to_bits(),
@@ -123,12 +121,11 @@ impl Solver {
                 freshness: freshness[0].to_bits(),
                 backoff: input.backoff_bits,
             };
-            out.push(SolveOut::Plan((row.clone(), t, 1)));
-            out.push(SolveOut::Plan((row, t + 1, -1)));
+            out.push(SolveOut::Plan(row));
         }
         Msg {
-            partial: Partial::default(),
             fresh,
+            ..Msg::default()
         }
     }
 
@@ -156,7 +153,7 @@ pub fn revisit_plan<'s>(
     plan: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     ctx: &WorkerCtx,
 ) -> (
-    VecCollection<'s, Seq, RevisitPlanRow>,
+    Stream<'s, Seq, Vec<RevisitPlanRow>>,
     VecCollection<'s, Seq, RevisitSummaryRow>,
 ) {
     let outer = plan.scope();
@@ -215,6 +212,7 @@ pub fn revisit_plan<'s>(
                         for m in data.drain(..) {
                             slot.0 += 1;
                             slot.1.partial.add(&m.partial);
+                            slot.1.bins.add(&m.bins);
                             for (s, f) in slot.1.fresh.iter_mut().zip(m.fresh) {
                                 *s += f;
                             }
@@ -253,6 +251,7 @@ pub fn revisit_plan<'s>(
                             let totals = solver.set.totals();
                             output.session(&r).give(SolveOut::Msg(Msg {
                                 partial: totals,
+                                bins: solver.set.bins(),
                                 fresh: [0; 3],
                             }));
                             // Holding only the next round's time lets this one complete.
@@ -274,19 +273,21 @@ pub fn revisit_plan<'s>(
                         assert_eq!(got, solver.peers, "every worker reports every round");
                         let reply = match std::mem::replace(&mut phase, Phase::Pages) {
                             Phase::Totals if msg.partial.pages == 0 => None,
-                            Phase::Totals => match Search::start(solver.budget, &msg.partial) {
-                                Some(search) => {
-                                    let p = solver.set.partial(search.mu);
-                                    phase = Phase::Search(search, msg.partial);
-                                    Solver::reply(p)
+                            Phase::Totals => {
+                                match Search::start(solver.budget, &msg.partial, &msg.bins) {
+                                    Some(search) => {
+                                        let p = solver.set.partial(search.mu);
+                                        phase = Phase::Search(search, msg.partial);
+                                        Solver::reply(p)
+                                    }
+                                    // Nothing changes: no fetch is worth anything.
+                                    None => {
+                                        let m = solver.finish(None, &msg.partial, &mut emitted);
+                                        phase = Phase::Final(msg.partial);
+                                        Some(m)
+                                    }
                                 }
-                                // Nothing changes: no fetch is worth anything.
-                                None => {
-                                    let m = solver.finish(None, &msg.partial, t, &mut emitted);
-                                    phase = Phase::Final(msg.partial);
-                                    Some(m)
-                                }
-                            },
+                            }
                             Phase::Search(mut search, totals) => match search.next(&msg.partial) {
                                 Step::Try(mu) => {
                                     let p = solver.set.partial(mu);
@@ -299,8 +300,7 @@ pub fn revisit_plan<'s>(
                                     log.revisit_seconds.insert(t, secs);
                                     log.revisit_rounds.insert(t, search.rounds);
                                     drop(log);
-                                    let m =
-                                        solver.finish(Some((mu, scale)), &totals, t, &mut emitted);
+                                    let m = solver.finish(Some((mu, scale)), &totals, &mut emitted);
                                     phase = Phase::Final(totals);
                                     Some(m)
                                 }
@@ -359,9 +359,6 @@ pub fn revisit_plan<'s>(
             })
             .broadcast()
             .connect_loop(handle);
-        (
-            rows.leave(outer).as_collection(),
-            summaries.leave(outer).as_collection(),
-        )
+        (rows.leave(outer), summaries.leave(outer).as_collection())
     })
 }

@@ -1,5 +1,7 @@
 //! Writing a collection as a per-snapshot table: each worker its own part file.
 
+use std::collections::BTreeMap;
+
 use differential_dataflow::consolidation::consolidate;
 use differential_dataflow::{Data, VecCollection};
 use timely::container::CapacityContainerBuilder;
@@ -71,6 +73,58 @@ where
                 }
             },
         )
+}
+
+/// Writes per-snapshot rows: the rows `rows` carries at time `t` are the table's
+/// whole contents at snapshot `t` on this worker, written sorted once `t`
+/// completes.
+///
+/// For tables whose rows are facts of one snapshot (a page's estimates as of
+/// it), which a collection would have to insert and then retract at the next
+/// snapshot: twice the rows through a consolidating sort, for nothing.
+pub fn write_snapshot_rows<'s, R>(
+    rows: Stream<'s, Seq, Vec<R>>,
+    ctx: &WorkerCtx,
+) -> Stream<'s, Seq, Vec<()>>
+where
+    R: TableRow + Data,
+{
+    let ctx = ctx.clone();
+    let table = R::TABLE.name;
+    rows.unary_frontier::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
+        Pipeline,
+        &format!("Write_{table}"),
+        move |cap, _info| {
+            let epochs = ctx.plan.epochs();
+            let mut cap = Some(cap);
+            let mut next = 0;
+            let mut pending: BTreeMap<Seq, Vec<R>> = BTreeMap::new();
+            move |(input, frontier), _output| {
+                input.for_each(|c, data| {
+                    let t = *c.least().expect("rows carry a time");
+                    pending.entry(t).or_default().append(data);
+                });
+                while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
+                    let t = epochs[next];
+                    let mut rows: Vec<(R, isize)> = Vec::new();
+                    // Anything before `t` belongs to an epoch not written (a restore).
+                    let keep = pending.split_off(&(t + 1));
+                    for (_, batch) in std::mem::replace(&mut pending, keep) {
+                        rows.extend(batch.into_iter().map(|r| (r, 1)));
+                    }
+                    if ctx.plan.writes(t) {
+                        rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                        write_snapshot(&ctx, table, t, &rows);
+                    }
+                    next += 1;
+                    match (&mut cap, epochs.get(next)) {
+                        (Some(c), Some(n)) => c.downgrade(n),
+                        _ => cap = None,
+                    }
+                }
+            }
+        },
+    )
 }
 
 fn write_snapshot<R: TableRow>(ctx: &WorkerCtx, table: &str, t: Seq, current: &[(R, isize)]) {
