@@ -118,6 +118,9 @@ pub struct Partial {
     pub sum_root: i128,
     /// The largest `w_i / λ_i` (bits of a positive double order like the double).
     pub max_ratio_bits: u64,
+    /// The smallest `w_i / λ_i` of the pages still refreshed at `μ`: the next
+    /// cut-off above `μ` (bits; 0 when none).
+    pub next_cut_bits: u64,
 }
 
 impl Partial {
@@ -129,6 +132,15 @@ impl Partial {
         self.sum_lambda += o.sum_lambda;
         self.sum_root += o.sum_root;
         self.max_ratio_bits = self.max_ratio_bits.max(o.max_ratio_bits);
+        self.next_cut_bits = min_cut(self.next_cut_bits, o.next_cut_bits);
+    }
+}
+
+/// The smaller of two cut-offs' bits, 0 standing for none.
+fn min_cut(a: u64, b: u64) -> u64 {
+    match (a, b) {
+        (0, x) | (x, 0) => x,
+        (a, b) => a.min(b),
     }
 }
 
@@ -190,6 +202,7 @@ impl PageSet {
             if let Some((f, x)) = optimal_frequency(*pg, mu, *warm) {
                 *warm = x;
                 p.sum_f += fixed(f);
+                p.next_cut_bits = min_cut(p.next_cut_bits, (pg.weight / pg.lambda).to_bits());
                 // μ df/dμ = −f (e^x − 1 − x) / x².
                 let g = if x < 1e-4 {
                     0.5 + x / 6.0
@@ -202,15 +215,24 @@ impl PageSet {
         p
     }
 
-    /// The optimal frequencies at `mu` (0 for pages not worth refreshing).
-    pub fn frequencies(&mut self, mu: f64) -> Vec<f64> {
+    /// The plan's frequencies per day (0 for pages not worth refreshing).
+    pub fn frequencies(&mut self, plan: &Final) -> Vec<f64> {
         self.pages
             .iter()
             .zip(self.warm.iter_mut())
-            .map(|(pg, warm)| match optimal_frequency(*pg, mu, *warm) {
+            .map(|(pg, warm)| match optimal_frequency(*pg, plan.mu, *warm) {
                 Some((f, x)) => {
                     *warm = x;
-                    f
+                    let scaled = match plan.cliff {
+                        // Only the pages cut off just past the cliff.
+                        Some(past) => past * pg.lambda / pg.weight >= 1.0,
+                        None => true,
+                    };
+                    if scaled {
+                        f * plan.scale
+                    } else {
+                        f
+                    }
                 }
                 None => 0.0,
             })
@@ -302,6 +324,14 @@ pub struct Search {
     last_moved_lo: Option<bool>,
     /// The previous round's `(ln μ, ln Σf − ln B)`, for secant steps.
     prev: Option<(f64, f64)>,
+    /// The evaluated ends, below and above the budget: `(ln μ, Σf, d ln Σf / d ln μ,
+    /// the next cut-off's bits)`.
+    ends: [Option<(f64, f64, f64, u64)>; 2],
+    /// A cliff being probed: its cut-off `c`, and `Σf` just past it once known.
+    probe: Option<(f64, Option<f64>)>,
+    /// Whether the last round ended a probe: the next one takes an ordinary
+    /// step, so that probes do not walk the cut-offs one page at a time.
+    probed: bool,
     pub mu: f64,
     pub rounds: u32,
 }
@@ -311,13 +341,25 @@ pub struct Search {
 pub enum Step {
     /// Evaluate at this `μ`.
     Try(f64),
-    /// The final `μ`, and the factor `B / Σf(μ)` the frequencies are scaled by so
-    /// that they meet the budget exactly. It is 1 up to the search's tolerance
-    /// ([`BUDGET_TOL`]), except when the budget is so small that the answer lies within a double's
-    /// precision of the cut-off: then the pages still refreshed there are the ones
-    /// tied at the largest `w/λ`, each refreshed far less often than it changes,
-    /// where freshness is linear in `f` and scaling them keeps the optimum.
-    Done(f64, f64),
+    /// The plan.
+    Done(Final),
+}
+
+/// The final plan: the frequencies at `mu`, scaled so that they meet the budget
+/// exactly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Final {
+    pub mu: f64,
+    /// `B / Σf(μ)`, 1 up to the search's tolerance ([`BUDGET_TOL`]), applied to
+    /// every page; or at a cliff, the share of the tied pages' frequencies that
+    /// the budget leaves them, applied to them only.
+    pub scale: f64,
+    /// At a cliff: `μ` just past it. Pages tied at one ratio `w/λ` (one group's
+    /// rate) reach their cut-off together, and in doubles `Σf` jumps there; when
+    /// the budget falls inside the jump, the optimum is `μ` at the cliff with the
+    /// tied pages, refreshed far less often than they change, where freshness is
+    /// linear in `f`, splitting what the others leave.
+    pub cliff: Option<f64>,
 }
 
 /// Relative budget error at which the search stops. The frequencies are then
@@ -354,6 +396,9 @@ impl Search {
             hi: (hi, f64::NEG_INFINITY),
             last_moved_lo: None,
             prev: None,
+            ends: [None, None],
+            probe: None,
+            probed: false,
             mu: guess.exp(),
             rounds: 0,
         })
@@ -364,12 +409,53 @@ impl Search {
         self.rounds += 1;
         let s = self.mu.ln();
         let sum = unfixed(total.sum_f);
-        let done = Step::Done(self.mu, if sum > 0.0 { self.budget / sum } else { 1.0 });
+        let done = Step::Done(Final {
+            mu: self.mu,
+            scale: if sum > 0.0 { self.budget / sum } else { 1.0 },
+            cliff: None,
+        });
         if (sum - self.budget).abs() <= BUDGET_TOL * self.budget || self.rounds >= MAX_ROUNDS {
             return done;
         }
+        let probed = std::mem::replace(&mut self.probed, self.probe.is_some());
+        match self.probe.take() {
+            // Just past the cut-off `c`, below the budget: try just before it.
+            Some((c, None)) if sum < self.budget => {
+                self.probe = Some((c, Some(sum)));
+                self.mu = before(c);
+                return Step::Try(self.mu);
+            }
+            // Above the budget just before `c` and below it just past: the cliff.
+            Some((c, Some(past))) if sum > self.budget => {
+                return Step::Done(Final {
+                    mu: self.mu,
+                    scale: (self.budget - past) / (sum - past),
+                    cliff: Some(after(c)),
+                });
+            }
+            _ => {}
+        }
         let gap = sum.ln() - self.budget.ln();
         let moved_lo = sum > self.budget;
+        let analytic = unfixed(total.slope) / sum;
+        self.ends[usize::from(moved_lo)] = Some((s, sum, analytic, total.next_cut_bits));
+        if let [Some(below), Some(above)] = self.ends {
+            // A cliff (see [`Final::cliff`]) looks, across the bracket, far
+            // steeper than the slope past it (the side before it is steep too:
+            // the tied pages are near their cut-off). Probe the first cut-off
+            // above the bracket's low end: just past it, then just before it.
+            let secant = (below.1.ln() - above.1.ln()) / (below.0 - above.0);
+            let c = f64::from_bits(above.3);
+            if !probed
+                && secant.abs() > 4.0 * below.2.abs().min(above.2.abs())
+                && above.3 != 0
+                && after(c).ln() < below.0
+            {
+                self.probe = Some((c, None));
+                self.mu = after(c);
+                return Step::Try(self.mu);
+            }
+        }
         if moved_lo {
             self.lo = Some((s, gap));
         } else if s < self.hi.0 {
@@ -387,7 +473,6 @@ impl Search {
         // Newton on ln Σf against ln μ. Pages close to their cut-off make the
         // analytic slope jumpy, so once two rounds are known the secant's slope
         // (which sees Σf at the scale of the steps) is used instead.
-        let analytic = unfixed(total.slope) / sum;
         let secant = self
             .prev
             .filter(|p| p.0 != s && gap.is_finite() && p.1.is_finite())
@@ -422,6 +507,16 @@ impl Search {
     }
 }
 
+/// Just before and just past the cut-off `c` of the pages with `w/λ = c`, in
+/// doubles (`μλ/w` is rounded twice).
+fn before(c: f64) -> f64 {
+    c * (1.0 - 4.0 * f64::EPSILON)
+}
+
+fn after(c: f64) -> f64 {
+    c * (1.0 + 4.0 * f64::EPSILON)
+}
+
 /// Solves a plan on one machine (for tests and small inputs): the optimal
 /// frequencies per day, and `μ`.
 pub fn solve_local(pages: &[PlanPage], budget_per_day: f64) -> Option<(Vec<f64>, f64)> {
@@ -432,11 +527,10 @@ pub fn solve_local(pages: &[PlanPage], budget_per_day: f64) -> Option<(Vec<f64>,
         let p = set.partial(mu);
         step = search.next(&p);
     }
-    let Step::Done(mu, scale) = step else {
+    let Step::Done(plan) = step else {
         unreachable!()
     };
-    let f = set.frequencies(mu).into_iter().map(|f| f * scale).collect();
-    Some((f, mu))
+    Some((set.frequencies(&plan), plan.mu))
 }
 
 #[cfg(test)]
@@ -636,5 +730,48 @@ mod tests {
                 search.rounds
             );
         }
+    }
+
+    /// Pages tied at one rate (a group's estimate, as pages with too few intervals
+    /// of their own get) reach their cut-off together, and in doubles `Σf` jumps
+    /// there. A budget inside the jump ends in a few rounds, met exactly, with
+    /// the tied pages taking what the others leave.
+    #[test]
+    fn a_cliff_of_tied_pages_ends_quickly() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
+        let tied = 1.0 / (9.0 * DAY);
+        let mut pages: Vec<PlanPage> = (0..20_000)
+            .map(|_| PlanPage {
+                lambda: 1.0 / (DAY * 10f64.powf(rng.random_range(-1.0..2.5))),
+                weight: 1.0,
+            })
+            .collect();
+        pages.extend((0..2000).map(|_| PlanPage {
+            lambda: tied,
+            weight: 1.0,
+        }));
+        let mut set = PageSet::new(pages.clone());
+        // Σf just before and just past the tied pages' cut-off `μ = w/λ`.
+        let cut = 1.0 / tied;
+        let before = unfixed(set.partial(cut * (1.0 - 4.0 * f64::EPSILON)).sum_f);
+        let after = unfixed(set.partial(cut * (1.0 + 4.0 * f64::EPSILON)).sum_f);
+        assert!(before - after > 1e-4 * before, "{before} {after}");
+        let budget = 0.5 * (before + after);
+        let mut search = Search::start(budget, &set.totals(), &set.bins()).unwrap();
+        let mut step = Step::Try(search.mu);
+        while let Step::Try(mu) = step {
+            step = search.next(&set.partial(mu));
+        }
+        assert!(search.rounds <= 12, "{} rounds", search.rounds);
+        let Step::Done(plan) = step else {
+            unreachable!()
+        };
+        assert!(plan.cliff.is_some(), "{plan:?}");
+        let freqs = set.frequencies(&plan);
+        let total: f64 = freqs.iter().sum();
+        assert!(
+            (total - budget).abs() <= 1e-9 * budget,
+            "{total} vs {budget}"
+        );
     }
 }

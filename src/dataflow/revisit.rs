@@ -21,7 +21,9 @@ use timely::dataflow::Stream;
 use timely::order::Product;
 
 use crate::algo::change::DAY;
-use crate::algo::revisit::{page_freshness, PageSet, Partial, PlanPage, RateBins, Search, Step};
+use crate::algo::revisit::{
+    page_freshness, Final, PageSet, Partial, PlanPage, RateBins, Search, Step,
+};
 use crate::dataflow::WorkerCtx;
 use crate::ledger::LedgerOut;
 use crate::model::Seq;
@@ -82,14 +84,9 @@ impl Solver {
     }
 
     /// The plans at the final `μ`: this worker's rows, and its freshness sums.
-    fn finish(&mut self, mu: Option<(f64, f64)>, totals: &Partial, out: &mut Vec<SolveOut>) -> Msg {
-        let optimal: Vec<f64> = match mu {
-            Some((mu, scale)) => self
-                .set
-                .frequencies(mu)
-                .into_iter()
-                .map(|f| f * scale)
-                .collect(),
+    fn finish(&mut self, plan: Option<Final>, totals: &Partial, out: &mut Vec<SolveOut>) -> Msg {
+        let optimal: Vec<f64> = match plan {
+            Some(plan) => self.set.frequencies(&plan),
             None => vec![0.0; self.inputs.len()],
         };
         let uniform = self.budget / totals.pages as f64;
@@ -294,13 +291,13 @@ pub fn revisit_plan<'s>(
                                     phase = Phase::Search(search, totals);
                                     Solver::reply(p)
                                 }
-                                Step::Done(mu, scale) => {
+                                Step::Done(plan) => {
                                     let mut log = ctx.log.borrow_mut();
                                     let secs = started.elapsed().as_secs_f64();
                                     log.revisit_seconds.insert(t, secs);
                                     log.revisit_rounds.insert(t, search.rounds);
                                     drop(log);
-                                    let m = solver.finish(Some((mu, scale)), &totals, &mut emitted);
+                                    let m = solver.finish(Some(plan), &totals, &mut emitted);
                                     phase = Phase::Final(totals);
                                     Some(m)
                                 }
