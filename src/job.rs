@@ -40,7 +40,10 @@ impl Analysis {
 
     /// Whether this build of webevo implements the analysis.
     pub fn available(self) -> bool {
-        matches!(self, Analysis::Discovery | Analysis::Change)
+        matches!(
+            self,
+            Analysis::Discovery | Analysis::Change | Analysis::Rankmass
+        )
     }
 }
 
@@ -56,6 +59,8 @@ pub struct JobFile {
     pub discovery: DiscoveryParams,
     #[serde(default)]
     pub change: ChangeParams,
+    #[serde(default)]
+    pub rankmass: RankmassParams,
 }
 
 /// How pages are grouped into sites.
@@ -230,6 +235,54 @@ impl ChangeParams {
     }
 }
 
+/// The RankMass analysis' parameters (`[rankmass]`; docs/rankmass.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RankmassParams {
+    /// The damping factor `d`.
+    pub damping: f64,
+    /// PageRank stops at the first step whose L1 change is below this.
+    pub tolerance: f64,
+    pub max_iterations: u32,
+    /// Start each snapshot from the previous snapshot's vector.
+    pub warm_start: bool,
+    /// Also iterate from the trust vector, to report the steps a warm start saves.
+    pub measure_cold: bool,
+}
+
+impl Default for RankmassParams {
+    fn default() -> Self {
+        RankmassParams {
+            damping: 0.85,
+            tolerance: 1e-9,
+            max_iterations: 1000,
+            warm_start: true,
+            measure_cold: false,
+        }
+    }
+}
+
+impl RankmassParams {
+    fn check(&self) -> Result<(), String> {
+        if !(self.damping > 0.0 && self.damping < 1.0) {
+            return Err(format!(
+                "rankmass.damping = {} is not in (0, 1)",
+                self.damping
+            ));
+        }
+        if !(self.tolerance >= 1e-15 && self.tolerance < 1.0) {
+            return Err(format!(
+                "rankmass.tolerance = {} is not in [1e-15, 1)",
+                self.tolerance
+            ));
+        }
+        if self.max_iterations == 0 {
+            return Err("rankmass.max_iterations must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSection {
@@ -263,6 +316,8 @@ pub struct Job {
     pub write: WriteSettings,
     pub discovery: DiscoveryParams,
     pub change: ChangeParams,
+    #[serde(default)]
+    pub rankmass: RankmassParams,
 }
 
 impl Default for Job {
@@ -320,10 +375,12 @@ impl Job {
         }
         file.discovery.check().map_err(invalid)?;
         file.change.check().map_err(invalid)?;
+        file.rankmass.check().map_err(invalid)?;
         Ok(Job {
             analyses,
             discovery: file.discovery,
             change: file.change,
+            rankmass: file.rankmass,
             write: WriteSettings {
                 row_group_rows: o.row_group_rows,
                 zstd_level: o.zstd_level,

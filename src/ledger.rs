@@ -118,6 +118,21 @@ pub enum LedgerOut {
     GroupChange(GroupChangeRow),
     /// Change: a page of the snapshot's revisit plan.
     PlanPage(PlanInput),
+    /// RankMass: a node of the snapshot's graph (a per-snapshot message).
+    RankNode(RankNode),
+    /// RankMass: a page's rank in the last snapshot of the previous run, at the
+    /// restore epoch (fixed point, see `algo::pagerank`).
+    RankPrev(HostId, PageId, u64),
+}
+
+/// RankMass: a node of a snapshot's graph on the worker of its host, with its
+/// distinct outlinks other than to itself, as `(destination, its host)`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RankNode {
+    pub page: PageId,
+    pub host: HostId,
+    pub url: UrlText,
+    pub out: Vec<(PageId, HostId)>,
 }
 
 /// The records of one epoch on one worker, sorted by kind as they arrive, so a
@@ -173,6 +188,8 @@ pub struct Ledger {
     pub odd: OddRows,
     /// The change analysis' histories, when it runs.
     pub change: Option<ChangeBook>,
+    /// Whether to emit the RankMass graph.
+    pub rank: bool,
 }
 
 /// Accumulates fact deltas of one snapshot.
@@ -219,6 +236,9 @@ impl Ledger {
                     if let Some(book) = self.change.as_mut() {
                         book.restore_page(page, h);
                     }
+                }
+                StateRecord::Rank(host, page, rank) => {
+                    out.push((LedgerOut::RankPrev(host, page, rank), 1))
                 }
             }
         }
@@ -479,8 +499,48 @@ impl Ledger {
             out.extend(b.groups.into_iter().map(|r| (LedgerOut::GroupChange(r), 1)));
             out.extend(b.plan.into_iter().map(|p| (LedgerOut::PlanPage(p), 1)));
         }
+        if self.rank {
+            self.emit_rank_nodes(&mut out);
+        }
         out.sort_unstable();
         Ok(out)
+    }
+
+    /// The RankMass graph's nodes on this worker: the known pages and the link
+    /// sources, each with its outlinks. Destinations on other workers' hosts
+    /// become nodes there (see `dataflow::pagerank`).
+    fn emit_rank_nodes(&self, out: &mut Vec<(LedgerOut, i64)>) {
+        let mut ids: Vec<PageId> = self.links.iter().map(|l| l.src).collect();
+        ids.dedup();
+        let mut nodes = Vec::with_capacity(self.known.len() + ids.len());
+        merge_union(&self.known, &ids, &mut nodes);
+        let mut links = self.links.iter().peekable();
+        for id in nodes {
+            let mut outs = Vec::new();
+            while let Some(l) = links.next_if(|l| l.src <= id) {
+                if l.src == id
+                    && l.dst != id
+                    && outs.last().map(|o: &(PageId, HostId)| o.0) != Some(l.dst)
+                {
+                    outs.push((l.dst, l.dst_host));
+                }
+            }
+            let st = &self.pages[&id];
+            out.push((
+                LedgerOut::RankNode(RankNode {
+                    page: id,
+                    host: st.host,
+                    url: st.url.clone(),
+                    out: outs,
+                }),
+                1,
+            ));
+        }
+    }
+
+    /// The URL of a page this worker's ledger knows.
+    pub fn url_of(&self, page: PageId) -> Option<&UrlText> {
+        self.pages.get(&page).map(|st| &st.url)
     }
 
     /// Replaces the link set and records link deltas and events.

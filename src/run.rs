@@ -17,6 +17,7 @@ use crate::ingest::crawl_dir::{format_time, CrawlDir};
 use crate::ingest::table::Share;
 use crate::ingest::{read_snapshot, OddRows, Record};
 use crate::job::{Cluster, Job};
+use crate::ledger::Ledger;
 use crate::model::Seq;
 use crate::output::commit::{Manifest, OutputDir, RunRecord, FORMAT_VERSION};
 use crate::state::STATE_VERSION;
@@ -258,6 +259,7 @@ fn run_worker(
         plan: plan.clone(),
         log: log.clone(),
         index,
+        ledger: Rc::new(RefCell::new(Ledger::default())),
     };
     let (mut input, probe) = worker.dataflow::<Seq, _, _>(|scope| {
         let (input, records) = scope.new_input::<Vec<Record>>();

@@ -34,6 +34,8 @@ pub enum StateRecord {
     Site(HostId, Vec<u8>),
     /// A page's change history (the change analysis).
     Change(HostId, PageId, PageHistory),
+    /// A page's PageRank at the last snapshot (the RankMass analysis' warm start).
+    Rank(HostId, PageId, u64),
 }
 
 impl StateRecord {
@@ -45,6 +47,7 @@ impl StateRecord {
             StateRecord::Event(k, _) => k.host,
             StateRecord::Site(h, _) => *h,
             StateRecord::Change(h, _, _) => *h,
+            StateRecord::Rank(h, _, _) => *h,
         }
     }
 }
@@ -59,7 +62,12 @@ pub fn sites_part_path(state_dir: &Path, index: usize) -> PathBuf {
     state_dir.join(format!("sites-{index:05}.bin"))
 }
 
-/// The part files (ledger and per-site) present in `state_dir`, in name order.
+/// The RankMass analysis' part file of worker `index`.
+pub fn rank_part_path(state_dir: &Path, index: usize) -> PathBuf {
+    state_dir.join(format!("rank-{index:05}.bin"))
+}
+
+/// The part files (ledger, per-site and rank) present in `state_dir`, in name order.
 pub fn part_files(state_dir: &Path) -> Result<Vec<PathBuf>, OutputError> {
     let mut parts = Vec::new();
     let entries = match std::fs::read_dir(state_dir) {
@@ -70,7 +78,9 @@ pub fn part_files(state_dir: &Path) -> Result<Vec<PathBuf>, OutputError> {
     for entry in entries {
         let entry = entry.map_err(|e| OutputError::io(state_dir, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let kind = name.starts_with("ledger-") || name.starts_with("sites-");
+        let kind = ["ledger-", "sites-", "rank-"]
+            .iter()
+            .any(|p| name.starts_with(p));
         if kind && name.ends_with(".bin") {
             parts.push(entry.path());
         }

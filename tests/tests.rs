@@ -19,6 +19,8 @@ mod discovery_reference;
 mod incremental;
 // Every job file in jobs/ parses.
 mod jobs;
+// pagerank and pagerank_runs against power iteration on random crawls, cold and warm.
+mod rankmass_reference;
 // The spine and discovery tables against a brute-force reference on random crawls.
 mod reference;
 // schemas/*.json match the code; every table's rows match its schema.

@@ -4,5 +4,6 @@
 pub mod change;
 pub mod greedy;
 pub mod jaccard;
+pub mod pagerank;
 pub mod revisit;
 pub mod site_round;

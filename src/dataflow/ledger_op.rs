@@ -39,15 +39,21 @@ pub fn ledger<'s>(
                 let mut cap = Some(cap);
                 let mut next = 0;
                 let mut stash: BTreeMap<Seq, Batch> = BTreeMap::new();
-                let mut ledger = Ledger::default();
-                ledger.discovery = ctx.plan.job.analyses.contains(&Analysis::Discovery);
-                if ctx.plan.job.analyses.contains(&Analysis::Change) {
-                    ledger.change = Some(ChangeBook::new(BookSettings {
-                        params: ctx.plan.job.change.clone(),
-                        first_seq: *ctx.plan.metas.keys().next().expect("a run has snapshots"),
-                    }));
+                let shared = ctx.ledger.clone();
+                {
+                    let mut ledger = shared.borrow_mut();
+                    let analyses = &ctx.plan.job.analyses;
+                    ledger.discovery = analyses.contains(&Analysis::Discovery);
+                    ledger.rank = analyses.contains(&Analysis::Rankmass);
+                    if analyses.contains(&Analysis::Change) {
+                        ledger.change = Some(ChangeBook::new(BookSettings {
+                            params: ctx.plan.job.change.clone(),
+                            first_seq: *ctx.plan.metas.keys().next().expect("a run has snapshots"),
+                        }));
+                    }
                 }
                 move |(input, frontier), output| {
+                    let mut ledger = shared.borrow_mut();
                     input.for_each(|c, data| {
                         let t = *c.least().expect("records carry a time");
                         let batch = stash

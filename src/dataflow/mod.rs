@@ -8,6 +8,7 @@
 pub mod change;
 pub mod discovery;
 pub mod ledger_op;
+pub mod pagerank;
 pub mod plan;
 pub mod revisit;
 pub mod sink;
@@ -25,7 +26,7 @@ use timely::dataflow::{ProbeHandle, Scope, Stream};
 
 use crate::ingest::Record;
 use crate::job::Analysis;
-use crate::ledger::LedgerOut;
+use crate::ledger::{Ledger, LedgerOut};
 use crate::model::Seq;
 use crate::model::{HostId, HostKey};
 use crate::output::discovery::{
@@ -40,6 +41,9 @@ pub struct WorkerCtx {
     pub plan: Arc<RunPlan>,
     pub log: Rc<RefCell<WorkerLog>>,
     pub index: usize,
+    /// This worker's ledger, shared read-only with stages that look up URLs of
+    /// pages on its hosts (a page's URL never changes once known).
+    pub ledger: Rc<RefCell<Ledger>>,
 }
 
 /// The discovery analysis (docs/discovery.md): the closure, the per-site rounds,
@@ -222,28 +226,27 @@ pub fn build<'s>(
     records: Stream<'s, Seq, Vec<Record>>,
     ctx: &WorkerCtx,
 ) -> ProbeHandle<Seq> {
-    let mut ledger: VecCollection<'s, Seq, LedgerOut> = ledger_op::ledger(records, ctx);
-    let change = ctx.plan.job.analyses.contains(&Analysis::Change);
-    let mut change_parts = None;
-    if change {
-        // Split the change records off once: the rows are large, and every
-        // consumer of a stream receives its own copy of all of it. The rows and
-        // the plan's pages are per-snapshot messages, not a collection.
-        let mut parts = ledger.inner.partition(4, |u| {
-            let part = match u.0 {
-                LedgerOut::PageChange(_) => 1,
-                LedgerOut::GroupChange(_) => 2,
-                LedgerOut::PlanPage(_) => 3,
-                _ => 0,
-            };
-            (part, u)
-        });
-        let plan = parts.pop().expect("four parts");
-        let groups = parts.pop().expect("four parts");
-        let pages = parts.pop().expect("four parts");
-        ledger = parts.pop().expect("four parts").as_collection();
-        change_parts = Some((pages, groups, plan));
-    }
+    let ledger = ledger_op::ledger(records, ctx);
+    let analyses = &ctx.plan.job.analyses;
+    // Split the per-snapshot messages off once: the rows are large, and every
+    // consumer of a stream receives its own copy of all of it. They are
+    // messages of one snapshot each, not a collection.
+    let mut parts = ledger.inner.partition(5, |u| {
+        let part = match u.0 {
+            LedgerOut::PageChange(_) => 1,
+            LedgerOut::GroupChange(_) => 2,
+            LedgerOut::PlanPage(_) => 3,
+            LedgerOut::RankNode(_) | LedgerOut::RankPrev(..) => 4,
+            _ => 0,
+        };
+        (part, u)
+    });
+    let rank_nodes = parts.pop().expect("five parts");
+    let plan = parts.pop().expect("five parts");
+    let groups = parts.pop().expect("five parts");
+    let pages = parts.pop().expect("five parts");
+    let ledger: VecCollection<'s, Seq, LedgerOut> =
+        parts.pop().expect("five parts").as_collection();
     let facts = ledger.clone().flat_map(|o| match o {
         LedgerOut::Fact(k) => Some(k),
         _ => None,
@@ -259,10 +262,15 @@ pub fn build<'s>(
         sink::write_table(hosts.map(|(_, row)| row), ctx),
         sink::write_table(totals.clone(), ctx),
     ];
-    if let Some((pages, groups, plan)) = change_parts {
+    if analyses.contains(&Analysis::Change) {
         done.extend(build_change(ledger.clone(), pages, groups, plan, ctx));
     }
-    if ctx.plan.job.analyses.contains(&Analysis::Discovery) {
+    if analyses.contains(&Analysis::Rankmass) {
+        let (rows, runs) = pagerank::pagerank(rank_nodes, ctx);
+        done.push(sink::write_snapshot_rows(rows, ctx));
+        done.push(sink::write_snapshot_rows(runs, ctx));
+    }
+    if analyses.contains(&Analysis::Discovery) {
         done.extend(build_discovery(ledger, counts, totals, names, ctx));
     }
     let (probe, _) = scope.concatenate(done).probe();

@@ -6,5 +6,6 @@ pub mod change;
 pub mod commit;
 pub mod discovery;
 pub mod parquet;
+pub mod rankmass;
 pub mod rows;
 pub mod schema;

@@ -397,6 +397,34 @@ pub static REVISIT_SUMMARY: TableDef = TableDef {
     ],
 };
 
+pub static PAGERANK: TableDef = TableDef {
+    name: "pagerank",
+    partitioned: true,
+    doc: "RankMass: personalized PageRank of every node of the snapshot's graph (fetched pages, link sources and destinations), trust uniform over the main pages.",
+    columns: &[
+        c("url", Utf8, false, "The page."),
+        c("host", Utf8, false, "Its host."),
+        c("score", Float64, false, "Its PageRank; the scores of a snapshot sum to 1."),
+        c("in_links", Int64, false, "Distinct pages linking to it (self-links ignored)."),
+        c("out_links", Int64, false, "Distinct pages it links to (self-links ignored)."),
+    ],
+};
+
+pub static PAGERANK_RUNS: TableDef = TableDef {
+    name: "pagerank_runs",
+    partitioned: true,
+    doc: "RankMass: how the snapshot's PageRank was solved.",
+    columns: &[
+        c("iterations", Int64, false, "Power-iteration steps, the last one (whose L1 change fell below the tolerance) included."),
+        c("warm_started", Bool, false, "Whether the iteration started from the previous snapshot's vector."),
+        c("l1_residual", Float64, false, "The L1 change of the last step."),
+        c("trust_pages", Int64, false, "Pages of the trust vector (the main pages; every node when there is none)."),
+        c("nodes", Int64, false, "Nodes of the graph."),
+        c("edges", Int64, false, "Edges of the graph."),
+        c("iterations_cold", Int64, true, "Steps from the trust vector to the same tolerance, when rankmass.measure_cold is set: the steps the warm start saved are the difference."),
+    ],
+};
+
 /// Every table webevo writes, in the order the README lists them.
 pub static TABLES: &[&TableDef] = &[
     &SNAPSHOTS,
@@ -420,6 +448,8 @@ pub static TABLES: &[&TableDef] = &[
     &FRESHNESS_DESIGNS,
     &REVISIT_PLAN,
     &REVISIT_SUMMARY,
+    &PAGERANK,
+    &PAGERANK_RUNS,
 ];
 
 impl TableDef {

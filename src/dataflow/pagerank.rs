@@ -1,0 +1,588 @@
+//! Personalized PageRank over all workers (docs/rankmass.md, `algo::pagerank`).
+//!
+//! Each worker holds the nodes of its hosts, as the ledger emits them with their
+//! outlinks. Per snapshot, in a timely loop whose inner time counts rounds:
+//! - round 0: every edge is announced to the worker of its destination's host,
+//!   which counts in-links and adds destinations it did not list (kept links of
+//!   a partial snapshot);
+//! - round 1: every worker broadcasts its numbers of nodes, trusted pages and edges;
+//! - then one power-iteration step per round: each worker sends each destination
+//!   the sum of its edges' shares, and broadcasts its dangling mass and its part of
+//!   the step's L1 change. Every worker adds the same integers, so all stop at the
+//!   same round with the same vector, on any number of workers.
+//!
+//! The vector of the last snapshot is kept for the next snapshot's warm start and
+//! written to `_state/rank-<worker>.bin` after the run's last snapshot; the ledger
+//! hands it back at the restore epoch of the next run.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::{Exchange, Pipeline};
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::{Map, Partition};
+use timely::dataflow::operators::{Capability, ConnectLoop, Enter, Feedback, Leave};
+use timely::dataflow::Stream;
+use timely::order::Product;
+
+use crate::algo::pagerank::{is_main_page, jump_share, tolerance_units, Damping, ONE};
+use crate::dataflow::WorkerCtx;
+use crate::error::OutputError;
+use crate::ingest::UrlText;
+use crate::ledger::{LedgerOut, RankNode};
+use crate::model::{route, HostId, PageId, Seq};
+use crate::output::rankmass::{PageRankRow, PageRankRunRow};
+use crate::state::{self, StateRecord, StateWriter};
+
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+type Time = Product<Seq, u32>;
+
+/// What workers send each other in a round.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+enum Msg {
+    /// Round 0: an edge into `page` of `host`.
+    Edge { to: u64, page: PageId, host: HostId },
+    /// A step: the shares into `page` of the primary and the cold vector.
+    Mass {
+        to: u64,
+        page: PageId,
+        mass: [u64; 2],
+    },
+    /// A worker's sums, one copy to each worker (`to` is the worker's index).
+    Sums { to: u64, sums: Sums },
+}
+
+impl Msg {
+    fn to(&self) -> u64 {
+        match self {
+            Msg::Edge { to, .. } | Msg::Mass { to, .. } | Msg::Sums { to, .. } => *to,
+        }
+    }
+}
+
+/// Numbers every worker adds up; integers, so the order does not matter.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+struct Sums {
+    nodes: u64,
+    trusted: u64,
+    edges: u64,
+    /// The previous snapshot's rank of this snapshot's nodes (the warm start's
+    /// mass before it is scaled to 1).
+    start: u128,
+    /// Rank of the pages without outlinks, per vector.
+    dangling: [u128; 2],
+    /// The last step's L1 change, per vector.
+    change: [u128; 2],
+}
+
+impl Sums {
+    fn add(&mut self, o: &Sums) {
+        self.nodes += o.nodes;
+        self.trusted += o.trusted;
+        self.edges += o.edges;
+        self.start += o.start;
+        for v in 0..2 {
+            self.dangling[v] += o.dangling[v];
+            self.change[v] += o.change[v];
+        }
+    }
+}
+
+enum Out {
+    Msg(Msg),
+    Row(PageRankRow),
+    Run(PageRankRunRow),
+}
+
+/// One worker's part of a snapshot's graph.
+#[derive(Default)]
+struct Part {
+    pages: Vec<PageId>,
+    hosts: Vec<HostId>,
+    urls: Vec<UrlText>,
+    index: FastMap<PageId, u32>,
+    /// Outlinks as a CSR over the nodes the ledger listed (nodes added later have
+    /// none): each edge names a slot, a distinct destination.
+    offsets: Vec<u32>,
+    targets: Vec<u32>,
+    slots: Vec<(PageId, HostId)>,
+    in_links: Vec<u32>,
+    trusted: Vec<bool>,
+}
+
+impl Part {
+    fn build(mut nodes: Vec<RankNode>) -> Part {
+        nodes.sort_unstable_by_key(|n| n.page);
+        let mut p = Part::default();
+        let mut slot_of: FastMap<PageId, u32> = FastMap::default();
+        p.offsets.push(0);
+        for n in nodes {
+            for (dst, host) in &n.out {
+                let next = p.slots.len() as u32;
+                let s = *slot_of.entry(*dst).or_insert_with(|| {
+                    p.slots.push((*dst, *host));
+                    next
+                });
+                p.targets.push(s);
+            }
+            p.offsets.push(p.targets.len() as u32);
+            p.add(n.page, n.host, n.url);
+        }
+        p
+    }
+
+    fn add(&mut self, page: PageId, host: HostId, url: UrlText) -> u32 {
+        let i = self.pages.len() as u32;
+        self.index.insert(page, i);
+        self.pages.push(page);
+        self.hosts.push(host);
+        self.trusted.push(is_main_page(&url.url));
+        self.urls.push(url);
+        self.in_links.push(0);
+        i
+    }
+
+    fn out_degree(&self, i: usize) -> u32 {
+        if i + 1 < self.offsets.len() {
+            self.offsets[i + 1] - self.offsets[i]
+        } else {
+            0
+        }
+    }
+}
+
+/// Where the current snapshot stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for the snapshot's nodes.
+    Nodes,
+    /// Waiting for the edge announcements.
+    Edges,
+    /// Waiting for the graph's sizes.
+    Sizes,
+    /// Waiting for step `k`'s sums and the shares of `x_k`.
+    Step(u32),
+}
+
+/// One worker's side of a snapshot's solve.
+struct Solver {
+    peers: usize,
+    index: usize,
+    d: Damping,
+    tol: u128,
+    max_iterations: u32,
+    warm_start: bool,
+    measure_cold: bool,
+    part: Part,
+    /// The primary vector and, when measured, the cold one.
+    x: [Vec<u64>; 2],
+    active: [bool; 2],
+    iterations: [u32; 2],
+    change: [u128; 2],
+    sizes: Sums,
+    warm_started: bool,
+    /// The last snapshot's vector, with each page's host.
+    prev: FastMap<PageId, (HostId, u64)>,
+}
+
+impl Solver {
+    fn broadcast(&self, sums: Sums, out: &mut Vec<Out>) {
+        for w in 0..self.peers {
+            out.push(Out::Msg(Msg::Sums { to: w as u64, sums }));
+        }
+    }
+
+    /// Sends the shares of the active vectors and this worker's sums.
+    fn send_step(&self, change: [u128; 2], out: &mut Vec<Out>) {
+        let p = &self.part;
+        let mut acc = vec![[0u64; 2]; p.slots.len()];
+        let mut dangling = [0u128; 2];
+        for i in 0..p.pages.len() {
+            let c = p.out_degree(i);
+            for v in (0..2).filter(|v| self.active[*v]) {
+                let r = self.x[v][i];
+                if c == 0 {
+                    dangling[v] += u128::from(r);
+                } else if r > 0 {
+                    let s = self.d.share(r, c);
+                    let (lo, hi) = (p.offsets[i] as usize, p.offsets[i + 1] as usize);
+                    for &slot in &p.targets[lo..hi] {
+                        acc[slot as usize][v] += s;
+                    }
+                }
+            }
+        }
+        for (k, mass) in acc.into_iter().enumerate() {
+            if mass != [0, 0] {
+                let (page, host) = p.slots[k];
+                out.push(Out::Msg(Msg::Mass {
+                    to: route(host),
+                    page,
+                    mass,
+                }));
+            }
+        }
+        self.broadcast(
+            Sums {
+                dangling,
+                change,
+                ..Sums::default()
+            },
+            out,
+        );
+    }
+
+    /// The snapshot's rows, and the vector kept for the next snapshot.
+    fn finish(&mut self, out: &mut Vec<Out>) {
+        let p = std::mem::take(&mut self.part);
+        let x = std::mem::take(&mut self.x[0]);
+        self.prev.clear();
+        for (i, url) in p.urls.into_iter().enumerate() {
+            self.prev.insert(p.pages[i], (p.hosts[i], x[i]));
+            let host = url.host().to_string();
+            out.push(Out::Row(PageRankRow {
+                url: url.url,
+                host,
+                rank: x[i],
+                in_links: i64::from(p.in_links[i]),
+                out_links: i64::from(if i + 1 < p.offsets.len() {
+                    p.offsets[i + 1] - p.offsets[i]
+                } else {
+                    0
+                }),
+            }));
+        }
+        self.x[1].clear();
+        if self.index == 0 {
+            out.push(Out::Run(PageRankRunRow {
+                iterations: i64::from(self.iterations[0]),
+                warm_started: self.warm_started,
+                change: self.change[0],
+                trust_pages: self.sizes.trusted as i64,
+                nodes: self.sizes.nodes as i64,
+                edges: self.sizes.edges as i64,
+                iterations_cold: self.measure_cold.then(|| {
+                    let v = if self.warm_started { 1 } else { 0 };
+                    i64::from(self.iterations[v])
+                }),
+            }));
+        }
+    }
+
+    fn persist(&self, ctx: &WorkerCtx) -> Result<(), OutputError> {
+        let path = state::rank_part_path(&ctx.plan.staged_state_dir(), ctx.index);
+        let mut w = StateWriter::create(&path)?;
+        let mut ids: Vec<(&PageId, &(HostId, u64))> = self.prev.iter().collect();
+        ids.sort_unstable();
+        for (page, (host, rank)) in ids {
+            w.write(&StateRecord::Rank(*host, *page, *rank))?;
+        }
+        w.finish()
+    }
+}
+
+/// The `pagerank` rows (per-snapshot messages) and the `pagerank_runs` row
+/// (worker 0) from the ledger's rank nodes.
+pub fn pagerank<'s>(
+    nodes: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
+    ctx: &WorkerCtx,
+) -> (
+    Stream<'s, Seq, Vec<PageRankRow>>,
+    Stream<'s, Seq, Vec<PageRankRunRow>>,
+) {
+    let outer = nodes.scope();
+    let ctx = ctx.clone();
+    outer.iterative::<u32, _, _>(|inner| {
+        let peers = inner.peers();
+        let nodes = nodes.enter(inner);
+        let (handle, cycle) = inner.feedback::<Vec<Msg>>(Product::new(0, 1));
+        let out = nodes.binary_frontier::<_, CapacityContainerBuilder<Vec<Out>>, _, _, _, _>(
+            cycle,
+            Pipeline,
+            Exchange::new(|m: &Msg| m.to()),
+            "PageRank",
+            move |cap, _info| {
+                let epochs: Vec<Seq> = ctx
+                    .plan
+                    .epochs()
+                    .into_iter()
+                    .filter(|t| ctx.plan.writes(*t))
+                    .collect();
+                let params = ctx.plan.job.rankmass.clone();
+                let mut solver = Solver {
+                    peers,
+                    index: ctx.index,
+                    d: Damping::new(params.damping),
+                    tol: tolerance_units(params.tolerance),
+                    max_iterations: params.max_iterations,
+                    warm_start: params.warm_start,
+                    measure_cold: params.measure_cold,
+                    part: Part::default(),
+                    x: [Vec::new(), Vec::new()],
+                    active: [false; 2],
+                    iterations: [0; 2],
+                    change: [0; 2],
+                    sizes: Sums::default(),
+                    warm_started: false,
+                    prev: FastMap::default(),
+                };
+                // Hold nothing before the first snapshot written (the restore epoch
+                // must complete without this operator).
+                let mut main: Option<Capability<Time>> = epochs.first().map(|&t| {
+                    let mut cap = cap;
+                    cap.downgrade(&Product::new(t, 0));
+                    cap
+                });
+                let mut round: Option<Capability<Time>> = None;
+                let mut next = 0usize;
+                let mut phase = Phase::Nodes;
+                let mut stash: BTreeMap<Seq, Vec<RankNode>> = BTreeMap::new();
+                let mut restored: Vec<(PageId, (HostId, u64))> = Vec::new();
+                let mut inbox: BTreeMap<Time, Vec<Msg>> = BTreeMap::new();
+                move |(nodes_in, nodes_frontier), (msgs_in, msgs_frontier), output| {
+                    nodes_in.for_each(|_, data| {
+                        for (o, t, d) in data.drain(..) {
+                            match (o, d > 0) {
+                                (LedgerOut::RankNode(n), true) => {
+                                    stash.entry(t).or_default().push(n)
+                                }
+                                (LedgerOut::RankPrev(host, page, rank), true) => {
+                                    restored.push((page, (host, rank)))
+                                }
+                                _ => {}
+                            }
+                        }
+                    });
+                    msgs_in.for_each(|c, data| {
+                        let time = *c.stamp().iter().next().expect("rounds carry a time");
+                        inbox.entry(time).or_default().append(data);
+                    });
+                    let mut emitted = Vec::new();
+                    loop {
+                        let Some(&t) = epochs.get(next) else {
+                            main = None;
+                            break;
+                        };
+                        if phase == Phase::Nodes {
+                            if nodes_frontier.less_equal(&Product::new(t, 0)) {
+                                break;
+                            }
+                            let m = main.as_mut().expect("held until the last snapshot");
+                            let mut r = m.delayed(&Product::new(t, 0));
+                            match epochs.get(next + 1) {
+                                Some(&n) => m.downgrade(&Product::new(n, 0)),
+                                None => main = None,
+                            }
+                            // The restore epoch's vector arrives before any snapshot.
+                            solver.prev.extend(restored.drain(..));
+                            let nodes = stash.remove(&t).unwrap_or_default();
+                            solver.part = Part::build(nodes);
+                            let p = &solver.part;
+                            let mut session = output.session(&r);
+                            for &slot in &p.targets {
+                                let (page, host) = p.slots[slot as usize];
+                                session.give(Out::Msg(Msg::Edge {
+                                    to: route(host),
+                                    page,
+                                    host,
+                                }));
+                            }
+                            drop(session);
+                            r.downgrade(&Product::new(t, 1));
+                            round = Some(r);
+                            phase = Phase::Edges;
+                            continue;
+                        }
+                        let r = round.as_mut().expect("a round is under way");
+                        let at = *r.time();
+                        if msgs_frontier.less_equal(&at) {
+                            break;
+                        }
+                        let msgs = inbox.remove(&at).unwrap_or_default();
+                        let mut sums = Sums::default();
+                        let mut masses: Vec<(PageId, [u64; 2])> = Vec::new();
+                        let mut edges: Vec<(PageId, HostId)> = Vec::new();
+                        for m in msgs {
+                            match m {
+                                Msg::Sums { sums: s, .. } => sums.add(&s),
+                                Msg::Mass { page, mass, .. } => masses.push((page, mass)),
+                                Msg::Edge { page, host, .. } => edges.push((page, host)),
+                            }
+                        }
+                        let finished = match phase {
+                            Phase::Nodes => unreachable!("rounds follow the nodes"),
+                            Phase::Edges => {
+                                edges.sort_unstable();
+                                let ledger = ctx.ledger.borrow();
+                                for (page, host) in edges {
+                                    let i = match solver.part.index.get(&page) {
+                                        Some(&i) => i,
+                                        None => match ledger.url_of(page) {
+                                            Some(url) => solver.part.add(page, host, url.clone()),
+                                            None => {
+                                                ctx.log.borrow_mut().error(format!(
+                                                    "internal error: a link leads to page {page:?}, which no worker knows"
+                                                ));
+                                                continue;
+                                            }
+                                        },
+                                    };
+                                    solver.part.in_links[i as usize] += 1;
+                                }
+                                drop(ledger);
+                                let p = &solver.part;
+                                let own = Sums {
+                                    nodes: p.pages.len() as u64,
+                                    trusted: p.trusted.iter().filter(|t| **t).count() as u64,
+                                    edges: p.targets.len() as u64,
+                                    start: p
+                                        .pages
+                                        .iter()
+                                        .map(|pg| solver.prev.get(pg).map_or(0, |v| u128::from(v.1)))
+                                        .sum(),
+                                    ..Sums::default()
+                                };
+                                solver.broadcast(own, &mut emitted);
+                                phase = Phase::Sizes;
+                                false
+                            }
+                            Phase::Sizes => {
+                                solver.sizes = sums;
+                                if sums.nodes == 0 {
+                                    solver.iterations = [0; 2];
+                                    solver.change = [0; 2];
+                                    solver.warm_started = false;
+                                    true
+                                } else {
+                                    if sums.trusted == 0 {
+                                        // No main page: trust every node.
+                                        solver.part.trusted.iter_mut().for_each(|t| *t = true);
+                                        solver.sizes.trusted = sums.nodes;
+                                    }
+                                    let m = solver.sizes.trusted;
+                                    let p = &solver.part;
+                                    let cold: Vec<u64> = p
+                                        .trusted
+                                        .iter()
+                                        .map(|&t| if t { ONE / m } else { 0 })
+                                        .collect();
+                                    solver.warm_started = solver.warm_start && sums.start > 0;
+                                    solver.x[0] = if solver.warm_started {
+                                        // Scaled to a total of 1: new nodes start at 0,
+                                        // and the mass the gone ones held is spread.
+                                        let total = sums.start;
+                                        p.pages
+                                            .iter()
+                                            .map(|pg| {
+                                                let r = solver.prev.get(pg).map_or(0, |v| u128::from(v.1));
+                                                (r * u128::from(ONE) / total) as u64
+                                            })
+                                            .collect()
+                                    } else {
+                                        cold.clone()
+                                    };
+                                    solver.active = [true, solver.measure_cold && solver.warm_started];
+                                    solver.x[1] = if solver.active[1] { cold } else { Vec::new() };
+                                    solver.iterations = [0; 2];
+                                    solver.change = [0; 2];
+                                    solver.send_step([0; 2], &mut emitted);
+                                    phase = Phase::Step(0);
+                                    false
+                                }
+                            }
+                            Phase::Step(k) => {
+                                if k >= 1 {
+                                    for v in 0..2 {
+                                        if solver.active[v] {
+                                            solver.change[v] = sums.change[v];
+                                            if sums.change[v] < solver.tol
+                                                || solver.iterations[v] >= solver.max_iterations
+                                            {
+                                                solver.active[v] = false;
+                                            }
+                                        }
+                                    }
+                                }
+                                if solver.active == [false, false] {
+                                    true
+                                } else {
+                                    let p = &solver.part;
+                                    let n = p.pages.len();
+                                    let m = solver.sizes.trusted;
+                                    let mut change = [0u128; 2];
+                                    for v in (0..2).filter(|v| solver.active[*v]) {
+                                        let mut next = vec![0u64; n];
+                                        for (page, mass) in &masses {
+                                            if let Some(&i) = p.index.get(page) {
+                                                next[i as usize] += mass[v];
+                                            }
+                                        }
+                                        let j = jump_share(solver.d.jump(sums.dangling[v]), m);
+                                        for (i, r) in next.iter_mut().enumerate() {
+                                            if p.trusted[i] {
+                                                *r += j;
+                                            }
+                                        }
+                                        change[v] = next
+                                            .iter()
+                                            .zip(&solver.x[v])
+                                            .map(|(a, b)| u128::from(a.abs_diff(*b)))
+                                            .sum();
+                                        solver.x[v] = next;
+                                        solver.iterations[v] += 1;
+                                    }
+                                    solver.send_step(change, &mut emitted);
+                                    phase = Phase::Step(k + 1);
+                                    false
+                                }
+                            }
+                        };
+                        if finished {
+                            solver.finish(&mut emitted);
+                            if next + 1 == epochs.len() {
+                                if let Err(e) = solver.persist(&ctx) {
+                                    ctx.log.borrow_mut().error(e);
+                                }
+                            }
+                            output.session(r).give_iterator(emitted.drain(..));
+                            round = None;
+                            phase = Phase::Nodes;
+                            next += 1;
+                        } else {
+                            let mut session = output.session(r);
+                            session.give_iterator(emitted.drain(..));
+                            drop(session);
+                            r.downgrade(&Product::new(t, at.inner + 1));
+                        }
+                    }
+                }
+            },
+        );
+        let mut parts = out.partition(3, |o| {
+            let part = match &o {
+                Out::Msg(_) => 0,
+                Out::Row(_) => 1,
+                Out::Run(_) => 2,
+            };
+            (part, o)
+        });
+        let runs = parts.pop().expect("three parts").flat_map(|o| match o {
+            Out::Run(r) => Some(r),
+            _ => None,
+        });
+        let rows = parts.pop().expect("three parts").flat_map(|o| match o {
+            Out::Row(r) => Some(r),
+            _ => None,
+        });
+        parts
+            .pop()
+            .expect("three parts")
+            .flat_map(|o| match o {
+                Out::Msg(m) => Some(m),
+                _ => None,
+            })
+            .connect_loop(handle);
+        (rows.leave(outer), runs.leave(outer))
+    })
+}

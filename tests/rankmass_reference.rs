@@ -1,0 +1,265 @@
+//! `pagerank` and `pagerank_runs` against a brute-force reference (docs/rankmass.md):
+//! the graph rebuilt from the crawl's rows as plain string sets (partial snapshots
+//! keeping earlier outlinks of the pages they do not cover), and PageRank by
+//! textbook power iteration in doubles until it stops moving. Random crawls with
+//! main pages, dangling pages, self-links, cross-host links and partial snapshots,
+//! on 1 and 3 workers, cold and warm-started, and in two runs (the second warm
+//! start coming from `_state/`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use crate::util::*;
+
+struct Snap {
+    day: i64,
+    partial: bool,
+    pages: Vec<String>,
+    links: Vec<(String, String)>,
+}
+
+fn random_crawl(rng: &mut Pcg64Mcg) -> Vec<Snap> {
+    let hosts = ["a.com", "b.org", "c.net", "d.edu"];
+    let url = |rng: &mut Pcg64Mcg, host: &str| match rng.random_range(0..8) {
+        0 => format!("http://{host}/"),
+        n => format!("http://{host}/p{n}"),
+    };
+    let n = rng.random_range(2..6);
+    let mut day = 0;
+    (0..n)
+        .map(|i| {
+            day += rng.random_range(1..10);
+            let partial = i > 0 && rng.random_bool(0.3);
+            let mut pages = BTreeSet::new();
+            for _ in 0..rng.random_range(1..20) {
+                let h = hosts[rng.random_range(0..hosts.len())];
+                pages.insert(url(rng, h));
+            }
+            let pages: Vec<String> = pages.into_iter().collect();
+            let mut links = Vec::new();
+            for _ in 0..rng.random_range(0..40) {
+                let src = pages[rng.random_range(0..pages.len())].clone();
+                let dst = match rng.random_range(0..10) {
+                    0 => src.clone(),
+                    1..=6 => url(rng, src.split('/').nth(2).unwrap()),
+                    _ => {
+                        let h = hosts[rng.random_range(0..hosts.len())];
+                        url(rng, h)
+                    }
+                };
+                links.push((src, dst));
+            }
+            Snap {
+                day,
+                partial,
+                pages,
+                links,
+            }
+        })
+        .collect()
+}
+
+/// One snapshot's graph and PageRank by the definitions.
+struct Expected {
+    /// url -> (score, in_links, out_links)
+    rows: BTreeMap<String, (f64, i64, i64)>,
+    trusted: usize,
+    edges: usize,
+}
+
+fn reference(snaps: &[Snap], d: f64) -> Vec<Expected> {
+    let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut out = Vec::new();
+    for s in snaps {
+        let listed: BTreeSet<(String, String)> =
+            s.links.iter().filter(|(a, b)| a != b).cloned().collect();
+        if s.partial {
+            // Pages the snapshot covers (fetched, or a link source) get the
+            // listed outlinks; every other page keeps its earlier ones.
+            let covered: BTreeSet<&String> =
+                s.pages.iter().chain(s.links.iter().map(|l| &l.0)).collect();
+            edges.retain(|(a, _)| !covered.contains(a));
+            edges.extend(listed);
+        } else {
+            edges = listed;
+        }
+        let mut nodes: BTreeSet<String> = s.pages.iter().cloned().collect();
+        for (a, b) in &edges {
+            nodes.insert(a.clone());
+            nodes.insert(b.clone());
+        }
+        let ids: BTreeMap<&String, usize> = nodes.iter().enumerate().map(|(i, u)| (u, i)).collect();
+        let n = nodes.len();
+        let mut outs = vec![Vec::new(); n];
+        let mut ins = vec![0i64; n];
+        for (a, b) in &edges {
+            outs[ids[a]].push(ids[b]);
+            ins[ids[b]] += 1;
+        }
+        // Main pages: the path is `/` (`http://host/` splits into 4 parts, the last empty).
+        let mut trust: Vec<f64> = nodes
+            .iter()
+            .map(|u| f64::from(u8::from(u.splitn(4, '/').nth(3) == Some(""))))
+            .collect();
+        if trust.iter().all(|t| *t == 0.0) {
+            trust = vec![1.0; n];
+        }
+        let trusted = trust.iter().filter(|t| **t > 0.0).count();
+        let total: f64 = trust.iter().sum();
+        trust.iter_mut().for_each(|t| *t /= total);
+        let mut x = trust.clone();
+        for _ in 0..5000 {
+            let mut next = vec![0.0; n];
+            let mut dangling = 0.0;
+            for u in 0..n {
+                if outs[u].is_empty() {
+                    dangling += x[u];
+                }
+                for &v in &outs[u] {
+                    next[v] += d * x[u] / outs[u].len() as f64;
+                }
+            }
+            for v in 0..n {
+                next[v] += trust[v] * ((1.0 - d) + d * dangling);
+            }
+            let change: f64 = next.iter().zip(&x).map(|(a, b)| (a - b).abs()).sum();
+            x = next;
+            if change < 1e-15 {
+                break;
+            }
+        }
+        out.push(Expected {
+            rows: nodes
+                .iter()
+                .enumerate()
+                .map(|(i, u)| (u.clone(), (x[i], ins[i], outs[i].len() as i64)))
+                .collect(),
+            trusted,
+            edges: edges.len(),
+        });
+    }
+    out
+}
+
+fn write(dir: &Path, snaps: &[Snap], seqs: std::ops::Range<usize>) -> std::path::PathBuf {
+    let c = Crawl::new(dir);
+    for seq in seqs {
+        let s = &snaps[seq];
+        let pages: Vec<(&str, &str)> = s.pages.iter().map(|u| (u.as_str(), "d")).collect();
+        let links: Vec<(&str, &str)> = s
+            .links
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        c.snapshot(seq as u64, s.day, s.partial, &pages, &links);
+    }
+    c.dir
+}
+
+fn job(dir: &Path, extra: &str) -> std::path::PathBuf {
+    let p = dir.join("job.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "analyses = [\"rankmass\"]\n[rankmass]\ndamping = 0.85\ntolerance = 1e-10\n{extra}"
+        ),
+    )
+    .unwrap();
+    p
+}
+
+/// Compares one output with the reference; returns the `pagerank_runs` rows.
+fn check(out: &Path, want: &[Expected], context: &str) -> Vec<BTreeMap<String, Cell>> {
+    let rows = read_cells(&out.join("pagerank"));
+    let runs = read_cells(&out.join("pagerank_runs"));
+    for (seq, w) in want.iter().enumerate() {
+        let got: BTreeMap<String, (f64, i64, i64)> = rows
+            .iter()
+            .filter(|r| r["snapshot"] == Cell::Int(seq as i64))
+            .map(|r| {
+                (
+                    r["url"].str().unwrap().to_string(),
+                    (
+                        r["score"].f64().unwrap(),
+                        r["in_links"].i64().unwrap(),
+                        r["out_links"].i64().unwrap(),
+                    ),
+                )
+            })
+            .collect();
+        let got_urls: Vec<&String> = got.keys().collect();
+        let want_urls: Vec<&String> = w.rows.keys().collect();
+        assert_eq!(got_urls, want_urls, "{context}: nodes of snapshot {seq}");
+        let mut l1 = 0.0;
+        for (u, (score, i, o)) in &w.rows {
+            let g = got[u];
+            assert_eq!((g.1, g.2), (*i, *o), "{context}: links of {u} at {seq}");
+            l1 += (g.0 - score).abs();
+        }
+        // Stopping at an L1 step change below 1e-10 leaves an error of at most
+        // about d/(1-d) times that.
+        assert!(l1 < 1e-9, "{context}: snapshot {seq}: L1 error {l1}");
+        let run: Vec<_> = runs
+            .iter()
+            .filter(|r| r["snapshot"] == Cell::Int(seq as i64))
+            .collect();
+        assert_eq!(run.len(), 1, "{context}: one run row at {seq}");
+        assert_eq!(
+            run[0]["nodes"],
+            Cell::Int(w.rows.len() as i64),
+            "{context}: {seq}"
+        );
+        assert_eq!(
+            run[0]["edges"],
+            Cell::Int(w.edges as i64),
+            "{context}: {seq}"
+        );
+        assert_eq!(
+            run[0]["trust_pages"],
+            Cell::Int(w.trusted as i64),
+            "{context}: {seq}"
+        );
+    }
+    runs
+}
+
+#[test]
+fn pagerank_matches_power_iteration_on_random_crawls() {
+    let mut rng = Pcg64Mcg::seed_from_u64(61);
+    for case in 0..25 {
+        let snaps = random_crawl(&mut rng);
+        let want = reference(&snaps, 0.85);
+        let dir = tempdir();
+        let input = write(&dir.path().join("in"), &snaps, 0..snaps.len());
+        let workers = if case % 2 == 0 { 1 } else { 3 };
+        let cold = dir.path().join("cold");
+        let j = job(dir.path(), "warm_start = false\n");
+        run_in_process_with_job(&input, &cold, workers, &j).unwrap();
+        let runs = check(&cold, &want, &format!("case {case}, cold"));
+        assert!(runs.iter().all(|r| r["warm_started"] == Cell::Bool(false)));
+
+        // Warm-started, measuring the cold steps too, in two runs: the second
+        // starts from the first's vector in _state/.
+        let warm = dir.path().join("warm");
+        let j = job(dir.path(), "warm_start = true\nmeasure_cold = true\n");
+        let split = snaps.len() / 2;
+        let first = write(&dir.path().join("first"), &snaps, 0..split);
+        run_in_process_with_job(&first, &warm, workers, &j).unwrap();
+        run_in_process_with_job(&input, &warm, 4 - workers, &j).unwrap();
+        let runs = check(&warm, &want, &format!("case {case}, warm"));
+        for r in &runs {
+            let seq = r["snapshot"].i64().unwrap() as usize;
+            // A warm start needs rank on a node the previous graph shared.
+            let warm = seq > 0
+                && want[seq]
+                    .rows
+                    .keys()
+                    .any(|u| want[seq - 1].rows.get(u).is_some_and(|p| p.0 > 0.0));
+            assert_eq!(r["warm_started"], Cell::Bool(warm), "case {case}: {seq}");
+            assert!(r["iterations_cold"].i64().unwrap() > 0);
+        }
+    }
+}
