@@ -123,6 +123,10 @@ pub enum LedgerOut {
     /// RankMass: a page's rank in the last snapshot of the previous run, at the
     /// restore epoch (fixed point, see `algo::pagerank`).
     RankPrev(HostId, PageId, u64),
+    /// Change, from RankMass: a page's PageRank (fixed point), its weight in the
+    /// snapshot's revisit plan. Not the ledger's: the PageRank stage's output
+    /// joins the plan's stream of per-snapshot messages.
+    PlanWeight(PageId, u64),
 }
 
 /// RankMass: a node of a snapshot's graph on the worker of its host, with its

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use differential_dataflow::{AsCollection, VecCollection};
 use timely::dataflow::operators::vec::{Map, Partition};
-use timely::dataflow::operators::{Concatenate, Probe};
+use timely::dataflow::operators::{Concat, Concatenate, Probe};
 use timely::dataflow::{ProbeHandle, Scope, Stream};
 
 use crate::ingest::Record;
@@ -262,13 +262,16 @@ pub fn build<'s>(
         sink::write_table(hosts.map(|(_, row)| row), ctx),
         sink::write_table(totals.clone(), ctx),
     ];
-    if analyses.contains(&Analysis::Change) {
-        done.extend(build_change(ledger.clone(), pages, groups, plan, ctx));
-    }
+    let mut plan = plan;
     if analyses.contains(&Analysis::Rankmass) {
-        let (rows, runs) = pagerank::pagerank(rank_nodes, ctx);
+        let (rows, runs, weights) = pagerank::pagerank(rank_nodes, ctx);
         done.push(sink::write_snapshot_rows(rows, ctx));
         done.push(sink::write_snapshot_rows(runs, ctx));
+        // The revisit plan weighs pages by their PageRank, and so waits for it.
+        plan = plan.concat(weights);
+    }
+    if analyses.contains(&Analysis::Change) {
+        done.extend(build_change(ledger.clone(), pages, groups, plan, ctx));
     }
     if analyses.contains(&Analysis::Discovery) {
         done.extend(build_discovery(ledger, counts, totals, names, ctx));

@@ -30,6 +30,7 @@ use crate::algo::pagerank::{is_main_page, jump_share, tolerance_units, Damping, 
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::UrlText;
+use crate::job::Analysis;
 use crate::ledger::{LedgerOut, RankNode};
 use crate::model::{route, HostId, PageId, Seq};
 use crate::output::rankmass::{PageRankRow, PageRankRunRow};
@@ -93,6 +94,7 @@ enum Out {
     Msg(Msg),
     Row(PageRankRow),
     Run(PageRankRunRow),
+    Weight((LedgerOut, Seq, isize)),
 }
 
 /// One worker's part of a snapshot's graph.
@@ -182,6 +184,8 @@ struct Solver {
     change: [u128; 2],
     sizes: Sums,
     warm_started: bool,
+    /// Whether to emit the ranks as the revisit plan's weights.
+    weights: bool,
     /// The last snapshot's vector, with each page's host.
     prev: FastMap<PageId, (HostId, u64)>,
 }
@@ -234,12 +238,15 @@ impl Solver {
     }
 
     /// The snapshot's rows, and the vector kept for the next snapshot.
-    fn finish(&mut self, out: &mut Vec<Out>) {
+    fn finish(&mut self, t: Seq, out: &mut Vec<Out>) {
         let p = std::mem::take(&mut self.part);
         let x = std::mem::take(&mut self.x[0]);
         self.prev.clear();
         for (i, url) in p.urls.into_iter().enumerate() {
             self.prev.insert(p.pages[i], (p.hosts[i], x[i]));
+            if self.weights {
+                out.push(Out::Weight((LedgerOut::PlanWeight(p.pages[i], x[i]), t, 1)));
+            }
             let host = url.host().to_string();
             out.push(Out::Row(PageRankRow {
                 url: url.url,
@@ -282,14 +289,16 @@ impl Solver {
     }
 }
 
-/// The `pagerank` rows (per-snapshot messages) and the `pagerank_runs` row
-/// (worker 0) from the ledger's rank nodes.
+/// The `pagerank` rows (per-snapshot messages), the `pagerank_runs` row
+/// (worker 0), and, when the change analysis runs, every node's rank as a
+/// [`LedgerOut::PlanWeight`] for the revisit plan, from the ledger's rank nodes.
 pub fn pagerank<'s>(
     nodes: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     ctx: &WorkerCtx,
 ) -> (
     Stream<'s, Seq, Vec<PageRankRow>>,
     Stream<'s, Seq, Vec<PageRankRunRow>>,
+    Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
 ) {
     let outer = nodes.scope();
     let ctx = ctx.clone();
@@ -325,6 +334,7 @@ pub fn pagerank<'s>(
                     change: [0; 2],
                     sizes: Sums::default(),
                     warm_started: false,
+                    weights: ctx.plan.job.analyses.contains(&Analysis::Change),
                     prev: FastMap::default(),
                 };
                 // Hold nothing before the first snapshot written (the restore epoch
@@ -539,7 +549,7 @@ pub fn pagerank<'s>(
                             }
                         };
                         if finished {
-                            solver.finish(&mut emitted);
+                            solver.finish(t, &mut emitted);
                             if next + 1 == epochs.len() {
                                 if let Err(e) = solver.persist(&ctx) {
                                     ctx.log.borrow_mut().error(e);
@@ -559,30 +569,35 @@ pub fn pagerank<'s>(
                 }
             },
         );
-        let mut parts = out.partition(3, |o| {
+        let mut parts = out.partition(4, |o| {
             let part = match &o {
                 Out::Msg(_) => 0,
                 Out::Row(_) => 1,
                 Out::Run(_) => 2,
+                Out::Weight(_) => 3,
             };
             (part, o)
         });
-        let runs = parts.pop().expect("three parts").flat_map(|o| match o {
+        let weights = parts.pop().expect("four parts").flat_map(|o| match o {
+            Out::Weight(w) => Some(w),
+            _ => None,
+        });
+        let runs = parts.pop().expect("four parts").flat_map(|o| match o {
             Out::Run(r) => Some(r),
             _ => None,
         });
-        let rows = parts.pop().expect("three parts").flat_map(|o| match o {
+        let rows = parts.pop().expect("four parts").flat_map(|o| match o {
             Out::Row(r) => Some(r),
             _ => None,
         });
         parts
             .pop()
-            .expect("three parts")
+            .expect("four parts")
             .flat_map(|o| match o {
                 Out::Msg(m) => Some(m),
                 _ => None,
             })
             .connect_loop(handle);
-        (rows.leave(outer), runs.leave(outer))
+        (rows.leave(outer), runs.leave(outer), weights.leave(outer))
     })
 }

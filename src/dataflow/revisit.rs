@@ -8,7 +8,7 @@
 //! dozen bytes per worker, never a page. Then each worker writes its own pages'
 //! rows, and worker 0 the summary.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use differential_dataflow::{AsCollection, VecCollection};
 use serde::{Deserialize, Serialize};
@@ -21,12 +21,15 @@ use timely::dataflow::Stream;
 use timely::order::Product;
 
 use crate::algo::change::DAY;
+use crate::algo::pagerank::to_f64;
 use crate::algo::revisit::{
     page_freshness, Final, PageSet, Partial, PlanPage, RateBins, Search, Step,
 };
 use crate::dataflow::WorkerCtx;
+use crate::job::Analysis;
+
 use crate::ledger::LedgerOut;
-use crate::model::Seq;
+use crate::model::{PageId, Seq};
 use crate::output::change::{PlanInput, RevisitPlanRow, RevisitSummaryRow};
 
 /// What a worker tells every worker in a round.
@@ -64,6 +67,7 @@ enum Phase {
 }
 
 type Time = Product<Seq, u32>;
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
 /// One worker's side of the solve.
 struct Solver {
@@ -191,6 +195,9 @@ pub fn revisit_plan<'s>(
                 let mut next = 0usize;
                 let mut phase = Phase::Pages;
                 let mut stash: BTreeMap<Seq, Vec<PlanInput>> = BTreeMap::new();
+                // PageRank weights, when the RankMass analysis runs.
+                let ranked = ctx.plan.job.analyses.contains(&Analysis::Rankmass);
+                let mut weights: BTreeMap<Seq, FastMap<PageId, u64>> = BTreeMap::new();
                 let mut inbox: BTreeMap<Time, (usize, Msg)> = BTreeMap::new();
                 let mut started = std::time::Instant::now();
                 // This worker's time in the solve itself, apart from waiting for rounds.
@@ -198,8 +205,14 @@ pub fn revisit_plan<'s>(
                 move |(pages_in, pages_frontier), (msgs_in, msgs_frontier), output| {
                     pages_in.for_each(|_, data| {
                         for (o, t, d) in data.drain(..) {
-                            if let (LedgerOut::PlanPage(p), true) = (o, d > 0) {
-                                stash.entry(t).or_default().push(p);
+                            match (o, d > 0) {
+                                (LedgerOut::PlanPage(p), true) => {
+                                    stash.entry(t).or_default().push(p)
+                                }
+                                (LedgerOut::PlanWeight(page, rank), true) => {
+                                    weights.entry(t).or_default().insert(page, rank);
+                                }
+                                _ => {}
                             }
                         }
                     });
@@ -235,13 +248,20 @@ pub fn revisit_plan<'s>(
                             let work = std::time::Instant::now();
                             solver.inputs = stash.remove(&t).unwrap_or_default();
                             solver.inputs.sort_unstable();
+                            let ranks = weights.remove(&t).unwrap_or_default();
                             solver.set = PageSet::new(
                                 solver
                                     .inputs
                                     .iter()
                                     .map(|p| PlanPage {
                                         lambda: f64::from_bits(p.lambda_bits),
-                                        weight: 1.0,
+                                        // A page outside the snapshot's graph has no
+                                        // PageRank: weight 0.
+                                        weight: if ranked {
+                                            to_f64(ranks.get(&p.page).copied().unwrap_or(0))
+                                        } else {
+                                            1.0
+                                        },
                                     })
                                     .collect(),
                             );

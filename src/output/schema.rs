@@ -371,7 +371,7 @@ pub static REVISIT_PLAN: TableDef = TableDef {
     columns: &[
         c("url", Utf8, false, "The page."),
         c("lambda", Float64, false, "The rate planned with, per second (the page's own, else its directory's or host's)."),
-        c("weight", Float64, false, "The page's weight (1)."),
+        c("weight", Float64, false, "The page's weight: its PageRank when the rankmass analysis runs (0 outside the snapshot's graph), else 1."),
         c("freq_optimal_per_day", Float64, false, "Optimal fetches per day; 0 for pages that change too fast to be worth refreshing."),
         c("freq_uniform_per_day", Float64, false, "The budget split evenly."),
         c("freq_proportional_per_day", Float64, false, "The budget split in proportion to lambda."),
