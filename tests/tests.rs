@@ -7,6 +7,8 @@ mod util;
 mod bad_input;
 // `webevo import`: real GDF and dated-links files, date formats, errors by line.
 mod import;
+// The nine change tables against a brute-force reference (docs/change.md), checked by hand.
+mod change_reference;
 // The change analysis' estimates on the demo preset recover the generator's rates.
 mod change_truth;
 // Crashes at every step of a run leave the last commit intact; reruns complete it.
