@@ -2,13 +2,15 @@
 //!
 //! Each worker holds the nodes of its hosts, as the ledger emits them with their
 //! outlinks. Per snapshot, in a timely loop whose inner time counts rounds:
-//! - round 0: every edge is announced to the worker of its destination's host,
-//!   which counts in-links and adds destinations it did not list (kept links of
-//!   a partial snapshot);
+//! - round 0: every worker sends each worker its distinct destinations there, in
+//!   a fixed order, with their edge counts; the owner counts in-links, adds
+//!   destinations it did not list (kept links of a partial snapshot), and maps
+//!   the order to its own positions once;
 //! - round 1: every worker broadcasts its numbers of nodes, trusted pages and edges;
-//! - then one power-iteration step per round: each worker sends each destination
-//!   the sum of its edges' shares, and broadcasts its dangling mass and its part of
-//!   the step's L1 change. Every worker adds the same integers, so all stop at the
+//! - then one power-iteration step per round: each worker sends each worker one
+//!   dense array, the sums of its edges' shares per destination in that order
+//!   (no ids, no lookups), and broadcasts its dangling mass and its part of the
+//!   step's L1 change. Every worker adds the same integers, so all stop at the
 //!   same round with the same vector, on any number of workers.
 //!
 //! The vector of the last snapshot is kept for the next snapshot's warm start and
@@ -39,25 +41,28 @@ use crate::state::{self, StateRecord, StateWriter};
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 type Time = Product<Seq, u32>;
 
-/// What workers send each other in a round.
+/// What workers send each other in a round; `to` is the receiving worker's
+/// index (timely routes `to % peers`), `from` the sender's.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 enum Msg {
-    /// Round 0: an edge into `page` of `host`.
-    Edge { to: u64, page: PageId, host: HostId },
-    /// A step: the shares into `page` of the primary and the cold vector.
-    Mass {
+    /// Round 0: the sender's destinations on the receiver's hosts, in the order
+    /// of its later `Mass` arrays, with their hosts and edge counts.
+    Edges {
         to: u64,
-        page: PageId,
-        mass: [u64; 2],
+        from: u32,
+        pages: Vec<(PageId, HostId, u32)>,
     },
-    /// A worker's sums, one copy to each worker (`to` is the worker's index).
+    /// A step: the shares into those destinations, `stride` values each (the
+    /// vectors still iterating, primary first).
+    Mass { to: u64, from: u32, mass: Vec<u64> },
+    /// A worker's sums, one copy to each worker.
     Sums { to: u64, sums: Sums },
 }
 
 impl Msg {
     fn to(&self) -> u64 {
         match self {
-            Msg::Edge { to, .. } | Msg::Mass { to, .. } | Msg::Sums { to, .. } => *to,
+            Msg::Edges { to, .. } | Msg::Mass { to, .. } | Msg::Sums { to, .. } => *to,
         }
     }
 }
@@ -105,16 +110,20 @@ struct Part {
     urls: Vec<UrlText>,
     index: FastMap<PageId, u32>,
     /// Outlinks as a CSR over the nodes the ledger listed (nodes added later have
-    /// none): each edge names a slot, a distinct destination.
+    /// none): each edge names a slot, a distinct destination. Slots are ordered by
+    /// their owner worker, then page; `runs[w]` is worker `w`'s range of slots.
     offsets: Vec<u32>,
     targets: Vec<u32>,
     slots: Vec<(PageId, HostId)>,
+    runs: Vec<std::ops::Range<usize>>,
+    /// Per sending worker, the positions of its slot order here.
+    inbound: Vec<Vec<u32>>,
     in_links: Vec<u32>,
     trusted: Vec<bool>,
 }
 
 impl Part {
-    fn build(mut nodes: Vec<RankNode>) -> Part {
+    fn build(mut nodes: Vec<RankNode>, peers: usize) -> Part {
         nodes.sort_unstable_by_key(|n| n.page);
         let mut p = Part::default();
         let mut slot_of: FastMap<PageId, u32> = FastMap::default();
@@ -131,7 +140,54 @@ impl Part {
             p.offsets.push(p.targets.len() as u32);
             p.add(n.page, n.host, n.url);
         }
+        // Order the slots by owner, then page, and renumber the edges.
+        let owner = |h: HostId| (route(h) % peers as u64) as usize;
+        let mut order: Vec<u32> = (0..p.slots.len() as u32).collect();
+        order.sort_unstable_by_key(|&k| {
+            let (page, host) = p.slots[k as usize];
+            (owner(host), page)
+        });
+        let mut renumber = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            renumber[old as usize] = new as u32;
+        }
+        p.slots = order.iter().map(|&k| p.slots[k as usize]).collect();
+        p.targets
+            .iter_mut()
+            .for_each(|s| *s = renumber[*s as usize]);
+        let mut start = 0;
+        p.runs = (0..peers)
+            .map(|w| {
+                let end = start + p.slots[start..].partition_point(|s| owner(s.1) == w);
+                let r = start..end;
+                start = end;
+                r
+            })
+            .collect();
+        p.inbound = vec![Vec::new(); peers];
         p
+    }
+
+    /// Round 0: the slots, with their edge counts, to their owners.
+    fn announce(&self, from: usize, out: &mut Vec<Out>) {
+        let mut counts = vec![0u32; self.slots.len()];
+        for &s in &self.targets {
+            counts[s as usize] += 1;
+        }
+        for (w, run) in self.runs.iter().enumerate() {
+            if run.is_empty() {
+                continue;
+            }
+            let pages = run
+                .clone()
+                .map(|k| (self.slots[k].0, self.slots[k].1, counts[k]))
+                .collect();
+            out.push(Out::Msg(Msg::Edges {
+                to: w as u64,
+                from: from as u32,
+                pages,
+            }));
+        }
     }
 
     fn add(&mut self, page: PageId, host: HostId, url: UrlText) -> u32 {
@@ -179,6 +235,9 @@ struct Solver {
     part: Part,
     /// The primary vector and, when measured, the cold one.
     x: [Vec<u64>; 2],
+    /// Buffers reused by every step.
+    acc: Vec<u64>,
+    next: Vec<u64>,
     active: [bool; 2],
     iterations: [u32; 2],
     change: [u128; 2],
@@ -197,14 +256,23 @@ impl Solver {
         }
     }
 
+    /// The vectors still iterating.
+    fn live(&self) -> Vec<usize> {
+        (0..2).filter(|v| self.active[*v]).collect()
+    }
+
     /// Sends the shares of the active vectors and this worker's sums.
-    fn send_step(&self, change: [u128; 2], out: &mut Vec<Out>) {
+    fn send_step(&mut self, change: [u128; 2], out: &mut Vec<Out>) {
+        let live = self.live();
+        let stride = live.len();
         let p = &self.part;
-        let mut acc = vec![[0u64; 2]; p.slots.len()];
+        let acc = &mut self.acc;
+        acc.clear();
+        acc.resize(p.slots.len() * stride, 0);
         let mut dangling = [0u128; 2];
         for i in 0..p.pages.len() {
             let c = p.out_degree(i);
-            for v in (0..2).filter(|v| self.active[*v]) {
+            for (j, &v) in live.iter().enumerate() {
                 let r = self.x[v][i];
                 if c == 0 {
                     dangling[v] += u128::from(r);
@@ -212,18 +280,17 @@ impl Solver {
                     let s = self.d.share(r, c);
                     let (lo, hi) = (p.offsets[i] as usize, p.offsets[i + 1] as usize);
                     for &slot in &p.targets[lo..hi] {
-                        acc[slot as usize][v] += s;
+                        acc[slot as usize * stride + j] += s;
                     }
                 }
             }
         }
-        for (k, mass) in acc.into_iter().enumerate() {
-            if mass != [0, 0] {
-                let (page, host) = p.slots[k];
+        for (w, run) in p.runs.iter().enumerate() {
+            if !run.is_empty() {
                 out.push(Out::Msg(Msg::Mass {
-                    to: route(host),
-                    page,
-                    mass,
+                    to: w as u64,
+                    from: self.index as u32,
+                    mass: acc[run.start * stride..run.end * stride].to_vec(),
                 }));
             }
         }
@@ -329,6 +396,8 @@ pub fn pagerank<'s>(
                     measure_cold: params.measure_cold,
                     part: Part::default(),
                     x: [Vec::new(), Vec::new()],
+                    acc: Vec::new(),
+                    next: Vec::new(),
                     active: [false; 2],
                     iterations: [0; 2],
                     change: [0; 2],
@@ -387,18 +456,9 @@ pub fn pagerank<'s>(
                             // The restore epoch's vector arrives before any snapshot.
                             solver.prev.extend(restored.drain(..));
                             let nodes = stash.remove(&t).unwrap_or_default();
-                            solver.part = Part::build(nodes);
-                            let p = &solver.part;
-                            let mut session = output.session(&r);
-                            for &slot in &p.targets {
-                                let (page, host) = p.slots[slot as usize];
-                                session.give(Out::Msg(Msg::Edge {
-                                    to: route(host),
-                                    page,
-                                    host,
-                                }));
-                            }
-                            drop(session);
+                            solver.part = Part::build(nodes, peers);
+                            solver.part.announce(solver.index, &mut emitted);
+                            output.session(&r).give_iterator(emitted.drain(..));
                             r.downgrade(&Product::new(t, 1));
                             round = Some(r);
                             phase = Phase::Edges;
@@ -411,34 +471,42 @@ pub fn pagerank<'s>(
                         }
                         let msgs = inbox.remove(&at).unwrap_or_default();
                         let mut sums = Sums::default();
-                        let mut masses: Vec<(PageId, [u64; 2])> = Vec::new();
-                        let mut edges: Vec<(PageId, HostId)> = Vec::new();
+                        let mut masses: Vec<(u32, Vec<u64>)> = Vec::new();
+                        let mut edges: Vec<(u32, Vec<(PageId, HostId, u32)>)> = Vec::new();
                         for m in msgs {
                             match m {
                                 Msg::Sums { sums: s, .. } => sums.add(&s),
-                                Msg::Mass { page, mass, .. } => masses.push((page, mass)),
-                                Msg::Edge { page, host, .. } => edges.push((page, host)),
+                                Msg::Mass { from, mass, .. } => masses.push((from, mass)),
+                                Msg::Edges { from, pages, .. } => edges.push((from, pages)),
                             }
                         }
                         let finished = match phase {
                             Phase::Nodes => unreachable!("rounds follow the nodes"),
                             Phase::Edges => {
-                                edges.sort_unstable();
+                                // By sender, so that added nodes get the same
+                                // positions on any run.
+                                edges.sort_unstable_by_key(|e| e.0);
                                 let ledger = ctx.ledger.borrow();
-                                for (page, host) in edges {
-                                    let i = match solver.part.index.get(&page) {
-                                        Some(&i) => i,
-                                        None => match ledger.url_of(page) {
-                                            Some(url) => solver.part.add(page, host, url.clone()),
-                                            None => {
-                                                ctx.log.borrow_mut().error(format!(
-                                                    "internal error: a link leads to page {page:?}, which no worker knows"
-                                                ));
-                                                continue;
-                                            }
-                                        },
-                                    };
-                                    solver.part.in_links[i as usize] += 1;
+                                for (from, pages) in edges {
+                                    let mut positions = Vec::with_capacity(pages.len());
+                                    for (page, host, count) in pages {
+                                        let i = match solver.part.index.get(&page) {
+                                            Some(&i) => i,
+                                            None => match ledger.url_of(page) {
+                                                Some(url) => solver.part.add(page, host, url.clone()),
+                                                None => {
+                                                    ctx.log.borrow_mut().error(format!(
+                                                        "internal error: a link leads to page {page:?}, which no worker knows"
+                                                    ));
+                                                    positions.push(u32::MAX);
+                                                    continue;
+                                                }
+                                            },
+                                        };
+                                        solver.part.in_links[i as usize] += count;
+                                        positions.push(i);
+                                    }
+                                    solver.part.inbound[from as usize] = positions;
                                 }
                                 drop(ledger);
                                 let p = &solver.part;
@@ -502,6 +570,10 @@ pub fn pagerank<'s>(
                                 }
                             }
                             Phase::Step(k) => {
+                                // The masses carry the vectors live when they were
+                                // sent, before this round's check.
+                                let sent = solver.live();
+                                let stride = sent.len();
                                 if k >= 1 {
                                     for v in 0..2 {
                                         if solver.active[v] {
@@ -521,17 +593,25 @@ pub fn pagerank<'s>(
                                     let n = p.pages.len();
                                     let m = solver.sizes.trusted;
                                     let mut change = [0u128; 2];
-                                    for v in (0..2).filter(|v| solver.active[*v]) {
-                                        let mut next = vec![0u64; n];
-                                        for (page, mass) in &masses {
-                                            if let Some(&i) = p.index.get(page) {
-                                                next[i as usize] += mass[v];
+                                    for (j, &v) in sent.iter().enumerate() {
+                                        if !solver.active[v] {
+                                            continue;
+                                        }
+                                        let next = &mut solver.next;
+                                        next.clear();
+                                        next.resize(n, 0);
+                                        for (from, mass) in &masses {
+                                            let positions = &p.inbound[*from as usize];
+                                            for (k, &i) in positions.iter().enumerate() {
+                                                if i != u32::MAX {
+                                                    next[i as usize] += mass[k * stride + j];
+                                                }
                                             }
                                         }
-                                        let j = jump_share(solver.d.jump(sums.dangling[v]), m);
+                                        let jump = jump_share(solver.d.jump(sums.dangling[v]), m);
                                         for (i, r) in next.iter_mut().enumerate() {
                                             if p.trusted[i] {
-                                                *r += j;
+                                                *r += jump;
                                             }
                                         }
                                         change[v] = next
@@ -539,7 +619,7 @@ pub fn pagerank<'s>(
                                             .zip(&solver.x[v])
                                             .map(|(a, b)| u128::from(a.abs_diff(*b)))
                                             .sum();
-                                        solver.x[v] = next;
+                                        std::mem::swap(&mut solver.x[v], &mut solver.next);
                                         solver.iterations[v] += 1;
                                     }
                                     solver.send_step(change, &mut emitted);
