@@ -1,4 +1,4 @@
-//! `pagerank` and `pagerank_runs` against a brute-force reference (docs/rankmass.md):
+//! `pagerank`, `pagerank_runs` and `host_rank` against a brute-force reference (docs/rankmass.md):
 //! the graph rebuilt from the crawl's rows as plain string sets (partial snapshots
 //! keeping earlier outlinks of the pages they do not cover), and PageRank by
 //! textbook power iteration in doubles until it stops moving. Random crawls with
@@ -175,6 +175,7 @@ fn job(dir: &Path, extra: &str) -> std::path::PathBuf {
 fn check(out: &Path, want: &[Expected], context: &str) -> Vec<BTreeMap<String, Cell>> {
     let rows = read_cells(&out.join("pagerank"));
     let runs = read_cells(&out.join("pagerank_runs"));
+    let hosts = read_cells(&out.join("host_rank"));
     for (seq, w) in want.iter().enumerate() {
         let got: BTreeMap<String, (f64, i64, i64)> = rows
             .iter()
@@ -222,6 +223,39 @@ fn check(out: &Path, want: &[Expected], context: &str) -> Vec<BTreeMap<String, C
             Cell::Int(w.trusted as i64),
             "{context}: {seq}"
         );
+        // host_rank: the pages' scores summed per host.
+        let mut want_hosts: BTreeMap<String, (f64, i64)> = BTreeMap::new();
+        for (u, (score, _, _)) in &w.rows {
+            let h = want_hosts
+                .entry(u.split('/').nth(2).unwrap().to_string())
+                .or_default();
+            h.0 += score;
+            h.1 += 1;
+        }
+        let got_hosts: BTreeMap<String, (f64, i64)> = hosts
+            .iter()
+            .filter(|r| r["snapshot"] == Cell::Int(seq as i64))
+            .map(|r| {
+                (
+                    r["host"].str().unwrap().to_string(),
+                    (r["score_sum"].f64().unwrap(), r["pages"].i64().unwrap()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got_hosts.keys().collect::<Vec<_>>(),
+            want_hosts.keys().collect::<Vec<_>>(),
+            "{context}: hosts of {seq}"
+        );
+        for (h, (score, pages)) in &want_hosts {
+            let g = got_hosts[h];
+            assert_eq!(g.1, *pages, "{context}: pages of {h} at {seq}");
+            assert!(
+                (g.0 - score).abs() < 1e-9,
+                "{context}: {h} at {seq}: {} vs {score}",
+                g.0
+            );
+        }
     }
     runs
 }

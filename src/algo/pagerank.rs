@@ -9,18 +9,20 @@
 /// A rank of 1.
 pub const ONE: u64 = 1 << 60;
 
-/// The damping factor `d` as a multiple of `2^-32`.
+/// The damping factor `d` in the ranks' units (`2^-60`), so that it is exact to
+/// about 1e-18.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Damping(u64);
 
 impl Damping {
     pub fn new(d: f64) -> Damping {
-        Damping((d * (1u64 << 32) as f64).round() as u64)
+        Damping((d * ONE as f64).round() as u64)
     }
 
-    /// `d x`, rounded down.
+    /// `d x`, rounded down (`x` is at most a few units of rank, so the product
+    /// fits).
     pub fn apply(self, x: u128) -> u128 {
-        (x * u128::from(self.0)) >> 32
+        (x * u128::from(self.0)) >> 60
     }
 
     /// The share `d r / c` each of a page's `c` outlinks carries.

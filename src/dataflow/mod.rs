@@ -264,11 +264,12 @@ pub fn build<'s>(
     ];
     let mut plan = plan;
     if analyses.contains(&Analysis::Rankmass) {
-        let (rows, runs, weights) = pagerank::pagerank(rank_nodes, ctx);
-        done.push(sink::write_snapshot_rows(rows, ctx));
-        done.push(sink::write_snapshot_rows(runs, ctx));
+        let ranks = pagerank::pagerank(rank_nodes, ctx);
+        done.push(sink::write_snapshot_rows(ranks.rows, ctx));
+        done.push(sink::write_snapshot_rows(ranks.runs, ctx));
+        done.push(sink::write_snapshot_rows(ranks.hosts, ctx));
         // The revisit plan weighs pages by their PageRank, and so waits for it.
-        plan = plan.concat(weights);
+        plan = plan.concat(ranks.weights);
     }
     if analyses.contains(&Analysis::Change) {
         done.extend(build_change(ledger.clone(), pages, groups, plan, ctx));

@@ -35,7 +35,7 @@ use crate::ingest::UrlText;
 use crate::job::Analysis;
 use crate::ledger::{LedgerOut, RankNode};
 use crate::model::{route, HostId, PageId, Seq};
-use crate::output::rankmass::{PageRankRow, PageRankRunRow};
+use crate::output::rankmass::{HostRankRow, PageRankRow, PageRankRunRow};
 use crate::state::{self, StateRecord, StateWriter};
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
@@ -100,6 +100,7 @@ enum Out {
     Row(PageRankRow),
     Run(PageRankRunRow),
     Weight((LedgerOut, Seq, isize)),
+    Host(HostRankRow),
 }
 
 /// One worker's part of a snapshot's graph.
@@ -309,8 +310,13 @@ impl Solver {
         let p = std::mem::take(&mut self.part);
         let x = std::mem::take(&mut self.x[0]);
         self.prev.clear();
+        // A host's pages are all on its worker: its roll-up is local.
+        let mut hosts: BTreeMap<String, (u128, i64)> = BTreeMap::new();
         for (i, url) in p.urls.into_iter().enumerate() {
             self.prev.insert(p.pages[i], (p.hosts[i], x[i]));
+            let h = hosts.entry(url.host().to_string()).or_default();
+            h.0 += u128::from(x[i]);
+            h.1 += 1;
             if self.weights {
                 out.push(Out::Weight((LedgerOut::PlanWeight(p.pages[i], x[i]), t, 1)));
             }
@@ -328,6 +334,11 @@ impl Solver {
             }));
         }
         self.x[1].clear();
+        out.extend(
+            hosts
+                .into_iter()
+                .map(|(host, (rank, pages))| Out::Host(HostRankRow { host, rank, pages })),
+        );
         if self.index == 0 {
             out.push(Out::Run(PageRankRunRow {
                 iterations: i64::from(self.iterations[0]),
@@ -356,17 +367,22 @@ impl Solver {
     }
 }
 
-/// The `pagerank` rows (per-snapshot messages), the `pagerank_runs` row
-/// (worker 0), and, when the change analysis runs, every node's rank as a
-/// [`LedgerOut::PlanWeight`] for the revisit plan, from the ledger's rank nodes.
+/// What the PageRank stage emits, each a stream of per-snapshot messages.
+pub struct PageRankOut<'s> {
+    pub rows: Stream<'s, Seq, Vec<PageRankRow>>,
+    /// Worker 0's `pagerank_runs` row.
+    pub runs: Stream<'s, Seq, Vec<PageRankRunRow>>,
+    pub hosts: Stream<'s, Seq, Vec<HostRankRow>>,
+    /// When the change analysis runs, every node's rank as a
+    /// [`LedgerOut::PlanWeight`] for the revisit plan.
+    pub weights: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
+}
+
+/// PageRank of every snapshot from the ledger's rank nodes.
 pub fn pagerank<'s>(
     nodes: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     ctx: &WorkerCtx,
-) -> (
-    Stream<'s, Seq, Vec<PageRankRow>>,
-    Stream<'s, Seq, Vec<PageRankRunRow>>,
-    Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
-) {
+) -> PageRankOut<'s> {
     let outer = nodes.scope();
     let ctx = ctx.clone();
     outer.iterative::<u32, _, _>(|inner| {
@@ -649,14 +665,19 @@ pub fn pagerank<'s>(
                 }
             },
         );
-        let mut parts = out.partition(4, |o| {
+        let mut parts = out.partition(5, |o| {
             let part = match &o {
                 Out::Msg(_) => 0,
                 Out::Row(_) => 1,
                 Out::Run(_) => 2,
                 Out::Weight(_) => 3,
+                Out::Host(_) => 4,
             };
             (part, o)
+        });
+        let hosts = parts.pop().expect("five parts").flat_map(|o| match o {
+            Out::Host(h) => Some(h),
+            _ => None,
         });
         let weights = parts.pop().expect("four parts").flat_map(|o| match o {
             Out::Weight(w) => Some(w),
@@ -678,6 +699,11 @@ pub fn pagerank<'s>(
                 _ => None,
             })
             .connect_loop(handle);
-        (rows.leave(outer), runs.leave(outer), weights.leave(outer))
+        PageRankOut {
+            rows: rows.leave(outer),
+            runs: runs.leave(outer),
+            hosts: hosts.leave(outer),
+            weights: weights.leave(outer),
+        }
     })
 }

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::algo::pagerank::to_f64;
 use crate::output::batch::{RowContext, RowWriter, TableRow};
-use crate::output::schema::{TableDef, PAGERANK, PAGERANK_RUNS};
+use crate::output::schema::{TableDef, HOST_RANK, PAGERANK, PAGERANK_RUNS};
 
 /// A row of `pagerank`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -25,6 +25,24 @@ impl TableRow for PageRankRow {
         out.f64(to_f64(self.rank));
         out.i64(self.in_links);
         out.i64(self.out_links);
+    }
+}
+
+/// A row of `host_rank`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct HostRankRow {
+    pub host: String,
+    /// The sum of its pages' ranks, fixed point.
+    pub rank: u128,
+    pub pages: i64,
+}
+
+impl TableRow for HostRankRow {
+    const TABLE: &'static TableDef = &HOST_RANK;
+    fn write(&self, _: &RowContext, out: &mut RowWriter) {
+        out.str(&self.host);
+        out.f64(self.rank as f64 / crate::algo::pagerank::ONE as f64);
+        out.i64(self.pages);
     }
 }
 

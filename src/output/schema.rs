@@ -410,6 +410,22 @@ pub static PAGERANK: TableDef = TableDef {
     ],
 };
 
+pub static HOST_RANK: TableDef = TableDef {
+    name: "host_rank",
+    partitioned: true,
+    doc: "RankMass: PageRank rolled up per host, as crawlers budget by host.",
+    columns: &[
+        c("host", Utf8, false, "The host."),
+        c(
+            "score_sum",
+            Float64,
+            false,
+            "The sum of the PageRank of its nodes.",
+        ),
+        c("pages", Int64, false, "Its nodes in the snapshot's graph."),
+    ],
+};
+
 pub static PAGERANK_RUNS: TableDef = TableDef {
     name: "pagerank_runs",
     partitioned: true,
@@ -450,6 +466,7 @@ pub static TABLES: &[&TableDef] = &[
     &REVISIT_SUMMARY,
     &PAGERANK,
     &PAGERANK_RUNS,
+    &HOST_RANK,
 ];
 
 impl TableDef {
