@@ -34,3 +34,13 @@ group by k order by k
 print("Discovery: mean new pages a site's greedy cover finds with a budget of k old pages:")
 print(query)
 duckdb.sql(query).show()
+
+query = f"""
+select url, score, in_links
+from read_parquet('{out}/pagerank/**/*.parquet', hive_partitioning = true)
+where snapshot = (select max(snapshot) from read_parquet('{out}/pagerank_runs/**/*.parquet', hive_partitioning = true))
+order by score desc limit 5
+"""
+print("RankMass: the five pages of highest PageRank in the last snapshot:")
+print(query)
+duckdb.sql(query).show()
