@@ -248,6 +248,16 @@ pub struct RankmassParams {
     pub warm_start: bool,
     /// Also iterate from the trust vector, to report the steps a warm start saves.
     pub measure_cold: bool,
+    /// Compute the crawl orderings (L-Neighbor, RankMass, Windowed-RankMass).
+    pub orderings: bool,
+    /// The windows of Windowed-RankMass, as fractions in (0, 1].
+    pub windows: Vec<f64>,
+    /// The orderings run until the guarantee reaches `1 - epsilon`.
+    pub epsilon: f64,
+    /// The single-page RankMass runs on worker 0, for graphs up to this many edges.
+    pub single_page_max_edges: u64,
+    /// Bounds the rounds of each windowed ordering.
+    pub max_rounds: u32,
 }
 
 impl Default for RankmassParams {
@@ -258,6 +268,11 @@ impl Default for RankmassParams {
             max_iterations: 1000,
             warm_start: true,
             measure_cold: false,
+            orderings: true,
+            windows: vec![0.05, 0.1, 0.2, 1.0],
+            epsilon: 0.001,
+            single_page_max_edges: 2_000_000,
+            max_rounds: 10_000,
         }
     }
 }
@@ -278,6 +293,18 @@ impl RankmassParams {
         }
         if self.max_iterations == 0 {
             return Err("rankmass.max_iterations must be at least 1".into());
+        }
+        if let Some(w) = self.windows.iter().find(|w| !(**w > 0.0 && **w <= 1.0)) {
+            return Err(format!("rankmass.windows: {w} is not in (0, 1]"));
+        }
+        if !(self.epsilon > 0.0 && self.epsilon < 1.0) {
+            return Err(format!(
+                "rankmass.epsilon = {} is not in (0, 1)",
+                self.epsilon
+            ));
+        }
+        if self.max_rounds == 0 {
+            return Err("rankmass.max_rounds must be at least 1".into());
         }
         Ok(())
     }

@@ -14,14 +14,14 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::util::*;
 
-struct Snap {
-    day: i64,
-    partial: bool,
-    pages: Vec<String>,
-    links: Vec<(String, String)>,
+pub struct Snap {
+    pub day: i64,
+    pub partial: bool,
+    pub pages: Vec<String>,
+    pub links: Vec<(String, String)>,
 }
 
-fn random_crawl(rng: &mut Pcg64Mcg) -> Vec<Snap> {
+pub fn random_crawl(rng: &mut Pcg64Mcg) -> Vec<Snap> {
     let hosts = ["a.com", "b.org", "c.net", "d.edu"];
     let url = |rng: &mut Pcg64Mcg, host: &str| match rng.random_range(0..8) {
         0 => format!("http://{host}/"),
@@ -63,14 +63,25 @@ fn random_crawl(rng: &mut Pcg64Mcg) -> Vec<Snap> {
 }
 
 /// One snapshot's graph and PageRank by the definitions.
-struct Expected {
+pub struct Expected {
     /// url -> (score, in_links, out_links)
-    rows: BTreeMap<String, (f64, i64, i64)>,
-    trusted: usize,
-    edges: usize,
+    pub rows: BTreeMap<String, (f64, i64, i64)>,
+    pub trusted: usize,
+    pub edges: usize,
 }
 
-fn reference(snaps: &[Snap], d: f64) -> Vec<Expected> {
+/// One snapshot's graph by the definitions: nodes in URL order, distinct
+/// outlinks without self-links, and the trusted nodes (the main pages, or
+/// every node when there is none).
+pub struct Graph {
+    pub nodes: Vec<String>,
+    pub outs: Vec<Vec<usize>>,
+    pub ins: Vec<i64>,
+    pub trusted: Vec<bool>,
+    pub edges: usize,
+}
+
+pub fn graphs(snaps: &[Snap]) -> Vec<Graph> {
     let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
     let mut out = Vec::new();
     for s in snaps {
@@ -100,14 +111,31 @@ fn reference(snaps: &[Snap], d: f64) -> Vec<Expected> {
             ins[ids[b]] += 1;
         }
         // Main pages: the path is `/` (`http://host/` splits into 4 parts, the last empty).
-        let mut trust: Vec<f64> = nodes
+        let mut trusted: Vec<bool> = nodes
             .iter()
-            .map(|u| f64::from(u8::from(u.splitn(4, '/').nth(3) == Some(""))))
+            .map(|u| u.splitn(4, '/').nth(3) == Some(""))
             .collect();
-        if trust.iter().all(|t| *t == 0.0) {
-            trust = vec![1.0; n];
+        if trusted.iter().all(|t| !*t) {
+            trusted = vec![true; n];
         }
-        let trusted = trust.iter().filter(|t| **t > 0.0).count();
+        out.push(Graph {
+            nodes: nodes.into_iter().collect(),
+            outs,
+            ins,
+            trusted,
+            edges: edges.len(),
+        });
+    }
+    out
+}
+
+pub fn reference(snaps: &[Snap], d: f64) -> Vec<Expected> {
+    let mut out = Vec::new();
+    for g in graphs(snaps) {
+        let (outs, ins) = (&g.outs, &g.ins);
+        let n = g.nodes.len();
+        let mut trust: Vec<f64> = g.trusted.iter().map(|t| f64::from(u8::from(*t))).collect();
+        let trusted = g.trusted.iter().filter(|t| **t).count();
         let total: f64 = trust.iter().sum();
         trust.iter_mut().for_each(|t| *t /= total);
         let mut x = trust.clone();
@@ -132,19 +160,20 @@ fn reference(snaps: &[Snap], d: f64) -> Vec<Expected> {
             }
         }
         out.push(Expected {
-            rows: nodes
+            rows: g
+                .nodes
                 .iter()
                 .enumerate()
                 .map(|(i, u)| (u.clone(), (x[i], ins[i], outs[i].len() as i64)))
                 .collect(),
             trusted,
-            edges: edges.len(),
+            edges: g.edges,
         });
     }
     out
 }
 
-fn write(dir: &Path, snaps: &[Snap], seqs: std::ops::Range<usize>) -> std::path::PathBuf {
+pub fn write(dir: &Path, snaps: &[Snap], seqs: std::ops::Range<usize>) -> std::path::PathBuf {
     let c = Crawl::new(dir);
     for seq in seqs {
         let s = &snaps[seq];
@@ -159,7 +188,7 @@ fn write(dir: &Path, snaps: &[Snap], seqs: std::ops::Range<usize>) -> std::path:
     c.dir
 }
 
-fn job(dir: &Path, extra: &str) -> std::path::PathBuf {
+pub fn job(dir: &Path, extra: &str) -> std::path::PathBuf {
     let p = dir.join("job.toml");
     std::fs::write(
         &p,
@@ -301,17 +330,12 @@ fn pagerank_matches_power_iteration_on_random_crawls() {
 /// The Hollins 2004 crawl (6,012 pages, 23,875 links), one snapshot, on 1 and 2
 /// workers, against power iteration over the same graph (its URLs normalized as
 /// webevo reads them, so that pages the file lists twice are one node).
-#[test]
-fn pagerank_matches_power_iteration_on_the_hollins_crawl() {
-    let Some(data) = shared_data() else {
-        eprintln!("skipped: ../shared/data is absent");
-        return;
-    };
-    let path = data.join("hollins-2004.dat");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("skipped: {} is absent", path.display());
-        return;
-    };
+/// The Hollins 2004 crawl (6,012 pages, 23,875 links) as one full snapshot, its
+/// URLs normalized as webevo reads them (pages the file lists twice are one
+/// node); `None` without `../shared/data`.
+pub fn hollins() -> Option<Snap> {
+    let path = shared_data()?.join("hollins-2004.dat");
+    let text = std::fs::read_to_string(&path).ok()?;
     let mut lines = text.lines();
     let header: Vec<usize> = lines
         .next()
@@ -336,35 +360,37 @@ fn pagerank_matches_power_iteration_on_the_hollins_crawl() {
         })
         .collect();
     let norm = |u: &str| webevo::ingest::url::normalize(u).ok().map(|n| n.url);
-    let pages: Vec<String> = urls
-        .values()
-        .filter_map(|u| norm(u))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let snap = Snap {
+    Some(Snap {
         day: 0,
         partial: false,
-        pages: pages.clone(),
+        pages: urls
+            .values()
+            .filter_map(|u| norm(u))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
         links: links
             .iter()
             .filter_map(|(a, b)| Some((norm(a)?, norm(b)?)))
             .collect(),
+    })
+}
+
+/// The Hollins crawl on 1 and 2 workers against power iteration over the same graph.
+#[test]
+fn pagerank_matches_power_iteration_on_the_hollins_crawl() {
+    let Some(snap) = hollins() else {
+        eprintln!("skipped: ../shared/data/hollins-2004.dat is absent");
+        return;
     };
     let want = reference(std::slice::from_ref(&snap), 0.85);
     assert!(want[0].rows.len() > 5000 && want[0].edges > 20_000);
     let dir = tempdir();
-    let c = Crawl::new(&dir.path().join("in"));
-    let page_rows: Vec<(&str, &str)> = urls.values().map(|u| (u.as_str(), "d")).collect();
-    let link_rows: Vec<(&str, &str)> = links
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    c.snapshot(0, 0, false, &page_rows, &link_rows);
+    let input = write(&dir.path().join("in"), std::slice::from_ref(&snap), 0..1);
     for workers in [1, 2] {
         let out = dir.path().join(format!("out{workers}"));
-        let j = job(dir.path(), "");
-        run_in_process_with_job(&c.dir, &out, workers, &j).unwrap();
+        let j = job(dir.path(), "orderings = false\n");
+        run_in_process_with_job(&input, &out, workers, &j).unwrap();
         check(&out, &want, &format!("hollins, {workers} workers"));
     }
 }

@@ -23,6 +23,8 @@ mod incremental;
 mod jobs;
 // pagerank and pagerank_runs against power iteration on random crawls, cold and warm.
 mod rankmass_reference;
+// The crawl orderings against plain references of Figures 5 and 6, and the curves' invariants.
+mod rankmass_orders;
 // The spine and discovery tables against a brute-force reference on random crawls.
 mod reference;
 // schemas/*.json match the code; every table's rows match its schema.

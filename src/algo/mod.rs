@@ -5,5 +5,6 @@ pub mod change;
 pub mod greedy;
 pub mod jaccard;
 pub mod pagerank;
+pub mod rankmass;
 pub mod revisit;
 pub mod site_round;

@@ -10,6 +10,7 @@ pub mod discovery;
 pub mod ledger_op;
 pub mod pagerank;
 pub mod plan;
+pub mod rankmass;
 pub mod revisit;
 pub mod sink;
 pub mod site_rounds;
@@ -268,6 +269,9 @@ pub fn build<'s>(
         done.push(sink::write_snapshot_rows(ranks.rows, ctx));
         done.push(sink::write_snapshot_rows(ranks.runs, ctx));
         done.push(sink::write_snapshot_rows(ranks.hosts, ctx));
+        done.push(sink::write_snapshot_rows(ranks.orders, ctx));
+        done.push(sink::write_snapshot_rows(ranks.curves, ctx));
+        done.push(sink::write_snapshot_rows(ranks.summaries, ctx));
         // The revisit plan weighs pages by their PageRank, and so waits for it.
         plan = plan.concat(ranks.weights);
     }

@@ -29,13 +29,17 @@ use timely::dataflow::Stream;
 use timely::order::Product;
 
 use crate::algo::pagerank::{is_main_page, jump_share, tolerance_units, Damping, ONE};
+use crate::dataflow::rankmass::Orders;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::UrlText;
 use crate::job::Analysis;
 use crate::ledger::{LedgerOut, RankNode};
 use crate::model::{route, HostId, PageId, Seq};
-use crate::output::rankmass::{HostRankRow, PageRankRow, PageRankRunRow};
+use crate::output::rankmass::{
+    HostRankRow, PageRankRow, PageRankRunRow, RankmassCurveRow, RankmassOrderRow,
+    RankmassSummaryRow,
+};
 use crate::state::{self, StateRecord, StateWriter};
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
@@ -44,7 +48,7 @@ type Time = Product<Seq, u32>;
 /// What workers send each other in a round; `to` is the receiving worker's
 /// index (timely routes `to % peers`), `from` the sender's.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-enum Msg {
+pub enum Msg {
     /// Round 0: the sender's destinations on the receiver's hosts, in the order
     /// of its later `Mass` arrays, with their hosts and edge counts.
     Edges {
@@ -57,29 +61,71 @@ enum Msg {
     Mass { to: u64, from: u32, mass: Vec<u64> },
     /// A worker's sums, one copy to each worker.
     Sums { to: u64, sums: Sums },
+    /// Orderings: a worker's histogram of a byte of its candidates' `rm`.
+    Hist { to: u64, counts: Vec<u64> },
+    /// Orderings: a worker's smallest URLs among the candidates tied at the
+    /// window's threshold.
+    Ties { to: u64, urls: Vec<String> },
+    /// Orderings, to worker 0: the sender's nodes.
+    Nodes {
+        to: u64,
+        from: u32,
+        urls: Vec<String>,
+        ranks: Vec<u64>,
+        trusted: Vec<bool>,
+    },
+    /// Orderings, to worker 0: the sender's outlinks (its `Part` CSR, slot runs
+    /// and the positions of every sender's slots here), for the single-page
+    /// RankMass.
+    Graph {
+        to: u64,
+        from: u32,
+        offsets: Vec<u32>,
+        targets: Vec<u32>,
+        runs: Vec<(u32, u32)>,
+        inbound: Vec<Vec<u32>>,
+    },
+    /// Orderings, to worker 0: the sender's downloads of an ordering, as
+    /// `(node, round, rm at download)`.
+    Log {
+        to: u64,
+        from: u32,
+        downloads: Vec<(u32, u32, u64)>,
+    },
 }
 
 impl Msg {
     fn to(&self) -> u64 {
         match self {
-            Msg::Edges { to, .. } | Msg::Mass { to, .. } | Msg::Sums { to, .. } => *to,
+            Msg::Edges { to, .. }
+            | Msg::Mass { to, .. }
+            | Msg::Sums { to, .. }
+            | Msg::Hist { to, .. }
+            | Msg::Ties { to, .. }
+            | Msg::Nodes { to, .. }
+            | Msg::Graph { to, .. }
+            | Msg::Log { to, .. } => *to,
         }
     }
 }
 
 /// Numbers every worker adds up; integers, so the order does not matter.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
-struct Sums {
-    nodes: u64,
-    trusted: u64,
-    edges: u64,
+pub struct Sums {
+    pub nodes: u64,
+    pub trusted: u64,
+    pub edges: u64,
     /// The previous snapshot's rank of this snapshot's nodes (the warm start's
     /// mass before it is scaled to 1).
-    start: u128,
-    /// Rank of the pages without outlinks, per vector.
-    dangling: [u128; 2],
+    pub start: u128,
+    /// Rank of the pages without outlinks, per vector (orderings: the `rm`
+    /// they pushed, in the first).
+    pub dangling: [u128; 2],
     /// The last step's L1 change, per vector.
-    change: [u128; 2],
+    pub change: [u128; 2],
+    /// Orderings: the `rm` a pass pushed, and the pages a round downloaded.
+    pub pushed: u128,
+    pub selected: u64,
 }
 
 impl Sums {
@@ -92,35 +138,40 @@ impl Sums {
             self.dangling[v] += o.dangling[v];
             self.change[v] += o.change[v];
         }
+        self.pushed += o.pushed;
+        self.selected += o.selected;
     }
 }
 
-enum Out {
+pub enum Out {
     Msg(Msg),
     Row(PageRankRow),
     Run(PageRankRunRow),
     Weight((LedgerOut, Seq, isize)),
     Host(HostRankRow),
+    Order(RankmassOrderRow),
+    Curve(RankmassCurveRow),
+    Summary(RankmassSummaryRow),
 }
 
 /// One worker's part of a snapshot's graph.
 #[derive(Default)]
-struct Part {
-    pages: Vec<PageId>,
+pub struct Part {
+    pub pages: Vec<PageId>,
     hosts: Vec<HostId>,
-    urls: Vec<UrlText>,
+    pub urls: Vec<UrlText>,
     index: FastMap<PageId, u32>,
     /// Outlinks as a CSR over the nodes the ledger listed (nodes added later have
     /// none): each edge names a slot, a distinct destination. Slots are ordered by
     /// their owner worker, then page; `runs[w]` is worker `w`'s range of slots.
-    offsets: Vec<u32>,
-    targets: Vec<u32>,
-    slots: Vec<(PageId, HostId)>,
-    runs: Vec<std::ops::Range<usize>>,
+    pub offsets: Vec<u32>,
+    pub targets: Vec<u32>,
+    pub slots: Vec<(PageId, HostId)>,
+    pub runs: Vec<std::ops::Range<usize>>,
     /// Per sending worker, the positions of its slot order here.
-    inbound: Vec<Vec<u32>>,
+    pub inbound: Vec<Vec<u32>>,
     in_links: Vec<u32>,
-    trusted: Vec<bool>,
+    pub trusted: Vec<bool>,
 }
 
 impl Part {
@@ -202,7 +253,7 @@ impl Part {
         i
     }
 
-    fn out_degree(&self, i: usize) -> u32 {
+    pub fn out_degree(&self, i: usize) -> u32 {
         if i + 1 < self.offsets.len() {
             self.offsets[i + 1] - self.offsets[i]
         } else {
@@ -222,6 +273,8 @@ enum Phase {
     Sizes,
     /// Waiting for step `k`'s sums and the shares of `x_k`.
     Step(u32),
+    /// Running the crawl orderings.
+    Orders,
 }
 
 /// One worker's side of a snapshot's solve.
@@ -248,6 +301,10 @@ struct Solver {
     weights: bool,
     /// The last snapshot's vector, with each page's host.
     prev: FastMap<PageId, (HostId, u64)>,
+    /// Whether to compute the crawl orderings, and their state.
+    orderings: bool,
+    single_page_max_edges: u64,
+    orders: Orders,
 }
 
 impl Solver {
@@ -376,6 +433,10 @@ pub struct PageRankOut<'s> {
     /// When the change analysis runs, every node's rank as a
     /// [`LedgerOut::PlanWeight`] for the revisit plan.
     pub weights: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
+    /// Worker 0's rows of the crawl orderings.
+    pub orders: Stream<'s, Seq, Vec<RankmassOrderRow>>,
+    pub curves: Stream<'s, Seq, Vec<RankmassCurveRow>>,
+    pub summaries: Stream<'s, Seq, Vec<RankmassSummaryRow>>,
 }
 
 /// PageRank of every snapshot from the ledger's rank nodes.
@@ -421,6 +482,9 @@ pub fn pagerank<'s>(
                     warm_started: false,
                     weights: ctx.plan.job.analyses.contains(&Analysis::Change),
                     prev: FastMap::default(),
+                    orderings: params.orderings,
+                    single_page_max_edges: params.single_page_max_edges,
+                    orders: Orders::new(&params, ctx.index, peers),
                 };
                 // Hold nothing before the first snapshot written (the restore epoch
                 // must complete without this operator).
@@ -489,15 +553,20 @@ pub fn pagerank<'s>(
                         let mut sums = Sums::default();
                         let mut masses: Vec<(u32, Vec<u64>)> = Vec::new();
                         let mut edges: Vec<(u32, Vec<(PageId, HostId, u32)>)> = Vec::new();
+                        let mut rest: Vec<Msg> = Vec::new();
                         for m in msgs {
                             match m {
                                 Msg::Sums { sums: s, .. } => sums.add(&s),
                                 Msg::Mass { from, mass, .. } => masses.push((from, mass)),
                                 Msg::Edges { from, pages, .. } => edges.push((from, pages)),
+                                other => rest.push(other),
                             }
                         }
                         let finished = match phase {
                             Phase::Nodes => unreachable!("rounds follow the nodes"),
+                            Phase::Orders => {
+                                solver.orders.receive(&solver.part, sums, masses, rest, &mut emitted)
+                            }
                             Phase::Edges => {
                                 // By sender, so that added nodes get the same
                                 // positions on any run.
@@ -603,7 +672,21 @@ pub fn pagerank<'s>(
                                     }
                                 }
                                 if solver.active == [false, false] {
-                                    true
+                                    if solver.orderings {
+                                        let sizes = solver.sizes;
+                                        solver.orders.start(
+                                            &solver.part,
+                                            &solver.x[0],
+                                            sizes.trusted,
+                                            sizes.edges,
+                                            solver.single_page_max_edges,
+                                            &mut emitted,
+                                        );
+                                        phase = Phase::Orders;
+                                        false
+                                    } else {
+                                        true
+                                    }
                                 } else {
                                     let p = &solver.part;
                                     let n = p.pages.len();
@@ -665,35 +748,50 @@ pub fn pagerank<'s>(
                 }
             },
         );
-        let mut parts = out.partition(5, |o| {
+        let mut parts = out.partition(8, |o| {
             let part = match &o {
                 Out::Msg(_) => 0,
                 Out::Row(_) => 1,
                 Out::Run(_) => 2,
                 Out::Weight(_) => 3,
                 Out::Host(_) => 4,
+                Out::Order(_) => 5,
+                Out::Curve(_) => 6,
+                Out::Summary(_) => 7,
             };
             (part, o)
         });
-        let hosts = parts.pop().expect("five parts").flat_map(|o| match o {
+        let summaries = parts.pop().expect("eight parts").flat_map(|o| match o {
+            Out::Summary(r) => Some(r),
+            _ => None,
+        });
+        let curves = parts.pop().expect("eight parts").flat_map(|o| match o {
+            Out::Curve(r) => Some(r),
+            _ => None,
+        });
+        let orders = parts.pop().expect("eight parts").flat_map(|o| match o {
+            Out::Order(r) => Some(r),
+            _ => None,
+        });
+        let hosts = parts.pop().expect("eight parts").flat_map(|o| match o {
             Out::Host(h) => Some(h),
             _ => None,
         });
-        let weights = parts.pop().expect("four parts").flat_map(|o| match o {
+        let weights = parts.pop().expect("eight parts").flat_map(|o| match o {
             Out::Weight(w) => Some(w),
             _ => None,
         });
-        let runs = parts.pop().expect("four parts").flat_map(|o| match o {
+        let runs = parts.pop().expect("eight parts").flat_map(|o| match o {
             Out::Run(r) => Some(r),
             _ => None,
         });
-        let rows = parts.pop().expect("four parts").flat_map(|o| match o {
+        let rows = parts.pop().expect("eight parts").flat_map(|o| match o {
             Out::Row(r) => Some(r),
             _ => None,
         });
         parts
             .pop()
-            .expect("four parts")
+            .expect("eight parts")
             .flat_map(|o| match o {
                 Out::Msg(m) => Some(m),
                 _ => None,
@@ -704,6 +802,9 @@ pub fn pagerank<'s>(
             runs: runs.leave(outer),
             hosts: hosts.leave(outer),
             weights: weights.leave(outer),
+            orders: orders.leave(outer),
+            curves: curves.leave(outer),
+            summaries: summaries.leave(outer),
         }
     })
 }

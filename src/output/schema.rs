@@ -441,6 +441,50 @@ pub static PAGERANK_RUNS: TableDef = TableDef {
     ],
 };
 
+pub static RANKMASS_ORDER: TableDef = TableDef {
+    name: "rankmass_order",
+    partitioned: true,
+    doc: "RankMass: the crawl order of each ordering algorithm, one row per download.",
+    columns: &[
+        c("algorithm", Utf8, false, "l-neighbor, rankmass (single page, Figure 5) or windowed-rankmass (Figure 6)."),
+        c("window", Float64, true, "The window of windowed-rankmass as a fraction (0.1 = 10%); null for the other two."),
+        c("rank", Int64, false, "The download's position, from 1."),
+        c("url", Utf8, false, "The page downloaded."),
+        c("round", Int64, false, "The algorithm's loop iteration that downloaded it, from 1 (the BFS level + 1 for l-neighbor; the step for rankmass)."),
+        c("bound_at_download", Float64, false, "Its rm when chosen: a lower bound of its PageRank."),
+    ],
+};
+
+pub static RANKMASS_CURVE: TableDef = TableDef {
+    name: "rankmass_curve",
+    partitioned: true,
+    doc: "RankMass: guaranteed, actual and optimal RankMass by downloads, at every power of two and at the end of each ordering.",
+    columns: &[
+        c("algorithm", Utf8, false, "As in rankmass_order."),
+        c("window", Float64, true, "As in rankmass_order."),
+        c("downloads", Int64, false, "Pages downloaded."),
+        c("guaranteed", Float64, false, "The largest guaranteed RankMass (CRM) the algorithm had proven with at most this many downloads."),
+        c("actual", Float64, false, "The sum of the PageRank of the pages downloaded."),
+        c("optimal", Float64, false, "The sum of the largest PageRanks of as many pages."),
+    ],
+};
+
+pub static RANKMASS_SUMMARY: TableDef = TableDef {
+    name: "rankmass_summary",
+    partitioned: true,
+    doc: "RankMass: per ordering, the downloads to pass 0.98, rounds and run time (the paper's Tables 2 and 3).",
+    columns: &[
+        c("algorithm", Utf8, false, "As in rankmass_order."),
+        c("window", Float64, true, "As in rankmass_order."),
+        c("downloads_to_098_guaranteed", Int64, true, "The fewest downloads whose guarantee reached 0.98; null if it never did."),
+        c("downloads_to_098_actual", Int64, true, "The fewest downloads of the order whose PageRank summed to 0.98; null if they never did."),
+        c("rounds", Int64, false, "Loop iterations (rankmass: pages taken from the queue, downloaded or not)."),
+        c("seconds", Float64, false, "Wall time of the ordering on worker 0."),
+        c("final_guaranteed", Float64, false, "The guarantee at the end: at least 1 - epsilon unless the graph was exhausted first."),
+        c("downloads", Int64, false, "Pages downloaded in all."),
+    ],
+};
+
 /// Every table webevo writes, in the order the README lists them.
 pub static TABLES: &[&TableDef] = &[
     &SNAPSHOTS,
@@ -467,6 +511,9 @@ pub static TABLES: &[&TableDef] = &[
     &PAGERANK,
     &PAGERANK_RUNS,
     &HOST_RANK,
+    &RANKMASS_ORDER,
+    &RANKMASS_CURVE,
+    &RANKMASS_SUMMARY,
 ];
 
 impl TableDef {

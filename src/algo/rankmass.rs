@@ -1,0 +1,371 @@
+//! RankMass crawl orderings in fixed point (docs/rankmass.md): the single-page
+//! RankMass of the paper's Figure 5, and the curves and summaries of every
+//! ordering.
+//!
+//! The windowed orderings (Figure 6, and L-Neighbor) run over all workers in
+//! `dataflow::rankmass`; the single-page one is inherently sequential (each
+//! step needs the global maximum of `rm`), so it runs here, on worker 0, for
+//! graphs up to `rankmass.single_page_max_edges`.
+//!
+//! `rm` values are in the ranks' units (`algo::pagerank::ONE` is 1) and every
+//! push is rounded down, so the guarantee never overstates and the order is
+//! the same on any number of workers.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::algo::pagerank::{jump_share, Damping, ONE};
+
+/// One download of an ordering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Download {
+    /// The node, in the caller's numbering.
+    pub node: u32,
+    /// The loop iteration that downloaded it, from 1.
+    pub round: u32,
+    /// Its `rm` when it was chosen: a lower bound of its PageRank.
+    pub bound: u64,
+}
+
+/// An ordering's result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ordering {
+    pub downloads: Vec<Download>,
+    /// The guarantee as a step function of downloads: `(n, crm)` means the
+    /// guaranteed RankMass `crm` was reached with `n` downloads. Both columns
+    /// never decrease.
+    pub progress: Vec<(u64, u128)>,
+    pub rounds: u32,
+    /// The final guaranteed RankMass.
+    pub crm: u128,
+}
+
+/// The starting `rm` of a trusted page: `(1 − d) t_i` with `t` uniform.
+pub fn start_mass(d: Damping, trusted: u64) -> u64 {
+    jump_share(u128::from(ONE) - d.apply(u128::from(ONE)), trusted)
+}
+
+/// The guarantee an ordering aims for, `1 − ε`, in rank units.
+pub fn target_units(epsilon: f64) -> u128 {
+    u128::from(ONE) - (epsilon * ONE as f64) as u128
+}
+
+/// Single-page RankMass (Figure 5): repeatedly take the node of largest `rm`
+/// (ties: smallest `url_rank`), download it if it is not yet, add its `rm` to
+/// the guarantee, push `d rm / c` to each child (a node without outlinks
+/// pushes `d rm / m` to each of the `m` trusted nodes) and zero it; stop when
+/// the guarantee reaches `target` or no node holds any `rm`.
+///
+/// `out[u]` lists `u`'s distinct outlinks, `trusted[u]` whether `u` is in the
+/// uniform trust vector, `url_rank[u]` the position of `u`'s URL in sorted
+/// order. `max_steps` bounds the loop.
+pub fn single_page(
+    out: &[Vec<u32>],
+    trusted: &[bool],
+    url_rank: &[u32],
+    d: Damping,
+    target: u128,
+    max_steps: u64,
+) -> Ordering {
+    let n = out.len();
+    let m = trusted.iter().filter(|t| **t).count() as u64;
+    // Pushes from nodes without outlinks raise every trusted node by the same
+    // amount: that is kept once, in `lift`, rather than written to each. A
+    // trusted node's `rm` is `held + lift`, so the trusted heap keyed by `held`
+    // orders them by `rm` too.
+    let mut lift: i128 = 0;
+    let mut held: Vec<i128> = vec![0; n];
+    let mut downloaded = vec![false; n];
+    let mut untrusted: BinaryHeap<(u64, Reverse<u32>, u32)> = BinaryHeap::new();
+    let mut trusted_heap: BinaryHeap<(i128, Reverse<u32>, u32)> = BinaryHeap::new();
+    let start = i128::from(start_mass(d, m));
+    for u in 0..n {
+        if trusted[u] {
+            held[u] = start;
+            trusted_heap.push((start, Reverse(url_rank[u]), u as u32));
+        }
+    }
+    let mut result = Ordering::default();
+    let mut crm: u128 = 0;
+    let mut steps: u64 = 0;
+    loop {
+        if crm >= target || steps >= max_steps {
+            break;
+        }
+        // Drop stale entries: an entry is current while it holds the node's value.
+        while let Some(&(v, _, u)) = untrusted.peek() {
+            if i128::from(v) == held[u as usize] {
+                break;
+            }
+            untrusted.pop();
+        }
+        while let Some(&(v, _, u)) = trusted_heap.peek() {
+            if v == held[u as usize] {
+                break;
+            }
+            trusted_heap.pop();
+        }
+        let a = untrusted.peek().map(|&(v, r, u)| (i128::from(v), r, u));
+        let b = trusted_heap.peek().map(|&(v, r, u)| (v + lift, r, u));
+        let best = match (a, b) {
+            (Some(a), Some(b)) => a.max(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => break,
+        };
+        let (value, _, u) = best;
+        if value <= 0 {
+            break;
+        }
+        if a == Some(best) {
+            untrusted.pop();
+        } else {
+            trusted_heap.pop();
+        }
+        steps += 1;
+        let ui = u as usize;
+        let rm = value as u64;
+        if !downloaded[ui] {
+            downloaded[ui] = true;
+            result.progress.push((result.downloads.len() as u64, crm));
+            result.downloads.push(Download {
+                node: u,
+                round: steps.min(u64::from(u32::MAX)) as u32,
+                bound: rm,
+            });
+        }
+        crm += u128::from(rm);
+        // Zero it.
+        if trusted[ui] {
+            held[ui] = -lift;
+            trusted_heap.push((held[ui], Reverse(url_rank[ui]), u));
+        } else {
+            held[ui] = 0;
+        }
+        let children = &out[ui];
+        if children.is_empty() {
+            lift += jump_share(d.apply(u128::from(rm)), m) as i128;
+        } else {
+            let share = d.share(rm, children.len() as u32);
+            if share == 0 {
+                continue;
+            }
+            for &v in children {
+                let vi = v as usize;
+                held[vi] += i128::from(share);
+                if trusted[vi] {
+                    trusted_heap.push((held[vi], Reverse(url_rank[vi]), v));
+                } else {
+                    untrusted.push((held[vi] as u64, Reverse(url_rank[vi]), v));
+                }
+            }
+        }
+    }
+    result.progress.push((result.downloads.len() as u64, crm));
+    result.rounds = steps.min(u64::from(u32::MAX)) as u32;
+    result.crm = crm;
+    result
+}
+
+/// A row of an ordering's curve, in rank units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CurvePoint {
+    pub downloads: u64,
+    pub guaranteed: u128,
+    pub actual: u128,
+    pub optimal: u128,
+}
+
+/// The download counts a curve reports: every power of two up to `total`, and
+/// `total` (a single 0 when nothing was downloaded).
+pub fn checkpoints(total: u64) -> Vec<u64> {
+    let mut at: Vec<u64> = std::iter::successors(Some(1u64), |n| n.checked_mul(2))
+        .take_while(|n| *n <= total)
+        .collect();
+    if at.last() != Some(&total) {
+        at.push(total);
+    }
+    at
+}
+
+/// The guarantee with at most `n` downloads: the largest `crm` reached by then.
+pub fn guaranteed_at(progress: &[(u64, u128)], n: u64) -> u128 {
+    let k = progress.partition_point(|p| p.0 <= n);
+    if k == 0 {
+        0
+    } else {
+        progress[k - 1].1
+    }
+}
+
+/// The curve of an ordering: `ranks` are the PageRanks of its downloads in
+/// order, `best` the prefix sums of all PageRanks sorted from the largest
+/// (`best[n]` is the sum of the `n` largest).
+pub fn curve(ranks: &[u64], progress: &[(u64, u128)], best: &[u128]) -> Vec<CurvePoint> {
+    let mut actual: u128 = 0;
+    let mut done = 0usize;
+    checkpoints(ranks.len() as u64)
+        .into_iter()
+        .map(|n| {
+            while done < n as usize {
+                actual += u128::from(ranks[done]);
+                done += 1;
+            }
+            CurvePoint {
+                downloads: n,
+                guaranteed: guaranteed_at(progress, n),
+                actual,
+                optimal: best[(n as usize).min(best.len() - 1)],
+            }
+        })
+        .collect()
+}
+
+/// The fewest downloads whose guarantee reaches `level` (rank units).
+pub fn downloads_to_guarantee(progress: &[(u64, u128)], level: u128) -> Option<u64> {
+    progress.iter().find(|p| p.1 >= level).map(|p| p.0)
+}
+
+/// The fewest downloads of the order whose PageRank sums to `level`.
+pub fn downloads_to_actual(ranks: &[u64], level: u128) -> Option<u64> {
+    let mut sum: u128 = 0;
+    if level == 0 {
+        return Some(0);
+    }
+    for (k, r) in ranks.iter().enumerate() {
+        sum += u128::from(*r);
+        if sum >= level {
+            return Some(k as u64 + 1);
+        }
+    }
+    None
+}
+
+/// `level` (a fraction) in rank units.
+pub fn level_units(level: f64) -> u128 {
+    (level * ONE as f64) as u128
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Figure 5 written plainly: a linear scan for the maximum, every push
+    /// written out.
+    fn plain(
+        out: &[Vec<u32>],
+        trusted: &[bool],
+        urls: &[u32],
+        d: Damping,
+        target: u128,
+    ) -> Vec<u32> {
+        let n = out.len();
+        let m = trusted.iter().filter(|t| **t).count() as u64;
+        let mut rm: Vec<u64> = (0..n)
+            .map(|u| if trusted[u] { start_mass(d, m) } else { 0 })
+            .collect();
+        let mut seen = vec![false; n];
+        let mut order = Vec::new();
+        let mut crm = 0u128;
+        while crm < target {
+            let Some(u) = (0..n)
+                .filter(|&u| rm[u] > 0)
+                .max_by_key(|&u| (rm[u], Reverse(urls[u])))
+            else {
+                break;
+            };
+            if !seen[u] {
+                seen[u] = true;
+                order.push(u as u32);
+            }
+            let r = rm[u];
+            crm += u128::from(r);
+            rm[u] = 0;
+            if out[u].is_empty() {
+                let s = jump_share(d.apply(u128::from(r)), m);
+                for v in 0..n {
+                    if trusted[v] {
+                        rm[v] += s;
+                    }
+                }
+            } else {
+                let s = d.share(r, out[u].len() as u32);
+                for &v in &out[u] {
+                    rm[v as usize] += s;
+                }
+            }
+        }
+        order
+    }
+
+    #[test]
+    fn single_page_matches_the_plain_loop() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for case in 0..40 {
+            let n = 2 + (next() % 30) as usize;
+            let out: Vec<Vec<u32>> = (0..n)
+                .map(|u| {
+                    let mut v: Vec<u32> = (0..next() % 4)
+                        .map(|_| (next() % n as u64) as u32)
+                        .filter(|&v| v as usize != u)
+                        .collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                })
+                .collect();
+            let mut trusted: Vec<bool> = (0..n).map(|_| next() % 3 == 0).collect();
+            trusted[0] = true;
+            let mut urls: Vec<u32> = (0..n as u32).collect();
+            urls.reverse();
+            let d = Damping::new(0.85);
+            let target = target_units(0.01);
+            let got = single_page(&out, &trusted, &urls, d, target, u64::MAX);
+            let want = plain(&out, &trusted, &urls, d, target);
+            let order: Vec<u32> = got.downloads.iter().map(|x| x.node).collect();
+            assert_eq!(order, want, "case {case}");
+            // The guarantee never decreases, and is reached unless mass ran out.
+            assert!(got.progress.windows(2).all(|w| w[0] <= w[1]));
+        }
+    }
+
+    #[test]
+    fn curves_read_the_step_function() {
+        let progress = vec![(0, 0), (2, 10), (5, 20)];
+        assert_eq!(guaranteed_at(&progress, 1), 0);
+        assert_eq!(guaranteed_at(&progress, 4), 10);
+        assert_eq!(guaranteed_at(&progress, 5), 20);
+        assert_eq!(checkpoints(5), vec![1, 2, 4, 5]);
+        assert_eq!(checkpoints(4), vec![1, 2, 4]);
+        assert_eq!(checkpoints(0), vec![0]);
+        let best = vec![0, 9, 15, 18, 20, 21];
+        let c = curve(&[3, 9, 6, 1, 2], &progress, &best);
+        assert_eq!(
+            c[0],
+            CurvePoint {
+                downloads: 1,
+                guaranteed: 0,
+                actual: 3,
+                optimal: 9
+            }
+        );
+        assert_eq!(
+            c[3],
+            CurvePoint {
+                downloads: 5,
+                guaranteed: 20,
+                actual: 21,
+                optimal: 21
+            }
+        );
+        assert_eq!(downloads_to_guarantee(&progress, 15), Some(5));
+        assert_eq!(downloads_to_actual(&[3, 9, 6], 12), Some(2));
+        assert_eq!(downloads_to_actual(&[3, 9, 6], 19), None);
+    }
+}

@@ -1,0 +1,685 @@
+//! RankMass crawl orderings over all workers (docs/rankmass.md), run in the
+//! PageRank loop's rounds once a snapshot's vector is solved, on the same graph
+//! and exchange (`dataflow::pagerank`).
+//!
+//! Windowed-RankMass (Figure 6), one window after another; the window of 100%
+//! is also L-Neighbor, whose BFS levels are its rounds. A round:
+//! - selects the window, the top `ceil(w m)` by `rm` of the `m` pages with
+//!   `rm > 0` not yet downloaded, by a distributed threshold: each pass every
+//!   worker broadcasts a histogram of the next byte of its candidates' `rm`,
+//!   and all pick the same byte, until the threshold is exact; pages tied at
+//!   it are settled by their URLs, each worker sending only as many of its
+//!   smallest as are still needed;
+//! - then one synchronous propagation pass, shares summed per destination
+//!   worker as in a PageRank step.
+//!
+//! All decisions come from integers every worker adds up, so every worker
+//! takes the same ones, on any number of workers. Worker 0 receives each
+//! node's URL and rank once, and each ordering's downloads once, to number the
+//! orders and write the rows (O(nodes) records, no links). The single-page
+//! RankMass (Figure 5) needs the global maximum at every step, so it runs on
+//! worker 0 (`algo::rankmass::single_page`) when the graph has at most
+//! `rankmass.single_page_max_edges` edges, which worker 0 then receives.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use crate::algo::pagerank::{jump_share, Damping};
+use crate::algo::rankmass::{
+    curve, downloads_to_actual, downloads_to_guarantee, level_units, single_page, start_mass,
+    target_units, Download,
+};
+use crate::dataflow::pagerank::{Msg, Out, Part, Sums};
+use crate::job::RankmassParams;
+use crate::output::rankmass::{
+    Algorithm, OrderingKey, RankmassCurveRow, RankmassOrderRow, RankmassSummaryRow,
+};
+
+/// A window of 100%, in millionths.
+const FULL: u32 = 1_000_000;
+
+/// Where a windowed ordering stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Waiting for the histograms of byte `k` (0 is the highest).
+    Hist(u32),
+    /// Waiting for the URLs of the pages tied at the threshold.
+    Ties,
+    /// Waiting for a propagation pass.
+    Pass,
+    /// The last ordering is done; worker 0 waits for its downloads.
+    Collect,
+}
+
+/// One windowed ordering on one worker.
+struct Run {
+    window: u32,
+    rm: Vec<u64>,
+    downloaded: Vec<bool>,
+    /// `(node, round, rm at download)` of this worker's downloads.
+    log: Vec<(u32, u32, u64)>,
+    round: u32,
+    crm: u128,
+    downloads: u64,
+    progress: Vec<(u64, u128)>,
+    stage: Stage,
+    /// The candidates still in the running for the threshold.
+    cands: Vec<u32>,
+    /// How many more of them the window takes.
+    need: u64,
+    /// The pages the window has taken so far.
+    chosen: Vec<u32>,
+    started: Instant,
+}
+
+/// What worker 0 keeps of a finished windowed ordering until its downloads
+/// arrive.
+struct Finished {
+    window: u32,
+    progress: Vec<(u64, u128)>,
+    rounds: u32,
+    crm: u128,
+    micros: u64,
+}
+
+/// Worker 0's copy of the nodes.
+#[derive(Default)]
+struct Gathered {
+    urls: Vec<String>,
+    ranks: Vec<u64>,
+    trusted: Vec<bool>,
+    /// Where each worker's nodes start in the global numbering.
+    base: Vec<u32>,
+    /// `best[n]`: the sum of the `n` largest ranks.
+    best: Vec<u128>,
+}
+
+/// A worker's nodes as sent to worker 0: the sender, URLs, ranks, trusted.
+type NodesPart = (u32, Vec<String>, Vec<u64>, Vec<bool>);
+
+/// A worker's outlinks as sent to worker 0 (see [`Msg::Graph`]).
+pub struct GraphPart {
+    pub offsets: Vec<u32>,
+    pub targets: Vec<u32>,
+    pub runs: Vec<(u32, u32)>,
+    pub inbound: Vec<Vec<u32>>,
+}
+
+/// The orderings of one snapshot, on one worker.
+pub struct Orders {
+    index: usize,
+    peers: usize,
+    d: Damping,
+    target: u128,
+    max_rounds: u32,
+    /// The windows requested, in millionths.
+    windows: Vec<u32>,
+    /// The windows to run: 100% first (it is also L-Neighbor), then the others.
+    queue: VecDeque<u32>,
+    single_page: bool,
+    trusted: u64,
+    run: Option<Run>,
+    finished: VecDeque<Finished>,
+    gathered: Option<Gathered>,
+    /// Worker 0: the graph for the single-page RankMass, until it runs.
+    graphs: Vec<(u32, GraphPart)>,
+}
+
+impl Orders {
+    pub fn new(params: &RankmassParams, index: usize, peers: usize) -> Orders {
+        let mut windows: Vec<u32> = params
+            .windows
+            .iter()
+            .map(|w| ((w * 1e6).round() as u32).clamp(1, FULL))
+            .collect();
+        windows.sort_unstable();
+        windows.dedup();
+        Orders {
+            index,
+            peers,
+            d: Damping::new(params.damping),
+            target: target_units(params.epsilon),
+            max_rounds: params.max_rounds,
+            windows,
+            queue: VecDeque::new(),
+            single_page: false,
+            trusted: 0,
+            run: None,
+            finished: VecDeque::new(),
+            gathered: None,
+            graphs: Vec::new(),
+        }
+    }
+
+    /// Starts the orderings of a solved snapshot: `ranks` is the PageRank of
+    /// `part`'s nodes, `trusted` and `edges` the graph's totals.
+    pub fn start(
+        &mut self,
+        part: &Part,
+        ranks: &[u64],
+        trusted: u64,
+        edges: u64,
+        max_edges: u64,
+        out: &mut Vec<Out>,
+    ) {
+        self.trusted = trusted;
+        self.single_page = edges <= max_edges;
+        self.finished.clear();
+        self.gathered = None;
+        out.push(Out::Msg(Msg::Nodes {
+            to: 0,
+            from: self.index as u32,
+            urls: part.urls.iter().map(|u| u.url.clone()).collect(),
+            ranks: ranks.to_vec(),
+            trusted: part.trusted.clone(),
+        }));
+        if self.single_page {
+            out.push(Out::Msg(Msg::Graph {
+                to: 0,
+                from: self.index as u32,
+                offsets: part.offsets.clone(),
+                targets: part.targets.clone(),
+                runs: part
+                    .runs
+                    .iter()
+                    .map(|r| (r.start as u32, r.end as u32))
+                    .collect(),
+                inbound: part.inbound.clone(),
+            }));
+        }
+        self.queue = std::iter::once(FULL)
+            .chain(self.windows.iter().copied().filter(|w| *w != FULL))
+            .collect();
+        self.next_run(part, out);
+    }
+
+    fn next_run(&mut self, part: &Part, out: &mut Vec<Out>) {
+        let Some(window) = self.queue.pop_front() else {
+            self.run = Some(Run {
+                stage: Stage::Collect,
+                ..self.empty_run(FULL)
+            });
+            return;
+        };
+        let start = start_mass(self.d, self.trusted);
+        let mut run = self.empty_run(window);
+        run.rm = part
+            .trusted
+            .iter()
+            .map(|&t| if t { start } else { 0 })
+            .collect();
+        run.downloaded = vec![false; part.pages.len()];
+        self.run = Some(run);
+        self.begin_round(part, out);
+    }
+
+    fn empty_run(&self, window: u32) -> Run {
+        Run {
+            window,
+            rm: Vec::new(),
+            downloaded: Vec::new(),
+            log: Vec::new(),
+            round: 0,
+            crm: 0,
+            downloads: 0,
+            progress: vec![(0, 0)],
+            stage: Stage::Pass,
+            cands: Vec::new(),
+            need: 0,
+            chosen: Vec::new(),
+            started: Instant::now(),
+        }
+    }
+
+    fn run(&mut self) -> &mut Run {
+        self.run.as_mut().expect("an ordering is under way")
+    }
+
+    /// A round's start: the candidates, and the first histogram (none when the
+    /// window takes them all).
+    fn begin_round(&mut self, part: &Part, out: &mut Vec<Out>) {
+        let run = self.run();
+        run.cands = (0..run.rm.len() as u32)
+            .filter(|&i| run.rm[i as usize] > 0 && !run.downloaded[i as usize])
+            .collect();
+        if run.window == FULL {
+            let all = std::mem::take(&mut run.cands);
+            self.propagate(part, all, out);
+        } else {
+            run.stage = Stage::Hist(0);
+            self.send_hist(0, out);
+        }
+    }
+
+    fn send_hist(&mut self, pass: u32, out: &mut Vec<Out>) {
+        let run = self.run.as_ref().expect("an ordering is under way");
+        let mut counts = vec![0u64; 256];
+        for &i in &run.cands {
+            counts[digit(run.rm[i as usize], pass)] += 1;
+        }
+        for w in 0..self.peers {
+            out.push(Out::Msg(Msg::Hist {
+                to: w as u64,
+                counts: counts.clone(),
+            }));
+        }
+    }
+
+    /// Downloads `selected` and sends the round's propagation pass: every
+    /// downloaded page with `rm > 0` pushes it and is zeroed.
+    fn propagate(&mut self, part: &Part, selected: Vec<u32>, out: &mut Vec<Out>) {
+        let d = self.d;
+        let run = self.run.as_mut().expect("an ordering is under way");
+        let round = run.round + 1;
+        for &i in &selected {
+            run.downloaded[i as usize] = true;
+            run.log.push((i, round, run.rm[i as usize]));
+        }
+        let mut acc = vec![0u64; part.slots.len()];
+        let mut pushed: u128 = 0;
+        let mut dangling: u128 = 0;
+        for i in 0..run.rm.len() {
+            let r = run.rm[i];
+            if r == 0 || !run.downloaded[i] {
+                continue;
+            }
+            pushed += u128::from(r);
+            let c = part.out_degree(i);
+            if c == 0 {
+                dangling += u128::from(r);
+            } else {
+                let s = d.share(r, c);
+                let (lo, hi) = (part.offsets[i] as usize, part.offsets[i + 1] as usize);
+                for &slot in &part.targets[lo..hi] {
+                    acc[slot as usize] += s;
+                }
+            }
+            run.rm[i] = 0;
+        }
+        for (w, r) in part.runs.iter().enumerate() {
+            if !r.is_empty() {
+                out.push(Out::Msg(Msg::Mass {
+                    to: w as u64,
+                    from: self.index as u32,
+                    mass: acc[r.clone()].to_vec(),
+                }));
+            }
+        }
+        let sums = Sums {
+            pushed,
+            selected: selected.len() as u64,
+            dangling: [dangling, 0],
+            ..Sums::default()
+        };
+        for w in 0..self.peers {
+            out.push(Out::Msg(Msg::Sums { to: w as u64, sums }));
+        }
+        run.stage = Stage::Pass;
+    }
+
+    /// A round of messages; true when the snapshot's orderings are all done.
+    pub fn receive(
+        &mut self,
+        part: &Part,
+        sums: Sums,
+        masses: Vec<(u32, Vec<u64>)>,
+        rest: Vec<Msg>,
+        out: &mut Vec<Out>,
+    ) -> bool {
+        let mut hist = vec![0u64; 256];
+        let mut ties: Vec<String> = Vec::new();
+        let mut nodes = Vec::new();
+        let mut graphs = Vec::new();
+        let mut logs = Vec::new();
+        for m in rest {
+            match m {
+                Msg::Hist { counts, .. } => {
+                    hist.iter_mut().zip(counts).for_each(|(a, b)| *a += b);
+                }
+                Msg::Ties { urls, .. } => ties.extend(urls),
+                Msg::Nodes {
+                    from,
+                    urls,
+                    ranks,
+                    trusted,
+                    ..
+                } => nodes.push((from, urls, ranks, trusted)),
+                Msg::Graph {
+                    from,
+                    offsets,
+                    targets,
+                    runs,
+                    inbound,
+                    ..
+                } => graphs.push((
+                    from,
+                    GraphPart {
+                        offsets,
+                        targets,
+                        runs,
+                        inbound,
+                    },
+                )),
+                Msg::Log {
+                    from, downloads, ..
+                } => logs.push((from, downloads)),
+                _ => {}
+            }
+        }
+        if !nodes.is_empty() {
+            self.gather(nodes);
+        }
+        self.graphs.extend(graphs);
+        if !logs.is_empty() {
+            self.emit_windowed(logs, out);
+        }
+        let stage = self.run().stage;
+        match stage {
+            Stage::Collect => {
+                // Last, so that it does not hold up the windowed ones' rounds
+                // (and their times).
+                let graphs = std::mem::take(&mut self.graphs);
+                if self.single_page && !graphs.is_empty() {
+                    self.run_single_page(graphs, out);
+                }
+                return true;
+            }
+            Stage::Hist(pass) => self.on_hist(part, pass, hist, out),
+            Stage::Ties => self.on_ties(part, ties, out),
+            Stage::Pass => self.on_pass(part, sums, masses, out),
+        }
+        false
+    }
+
+    fn on_hist(&mut self, part: &Part, pass: u32, hist: Vec<u64>, out: &mut Vec<Out>) {
+        let run = self.run();
+        if pass == 0 {
+            let m: u64 = hist.iter().sum();
+            if m == 0 {
+                // Nothing left to download: the round only propagates.
+                self.propagate(part, Vec::new(), out);
+                return;
+            }
+            let need = (u128::from(run.window) * u128::from(m)).div_ceil(u128::from(FULL));
+            run.need = (need as u64).clamp(1, m);
+            run.chosen.clear();
+        }
+        // The byte `v` of the threshold: all above it are in, some of `v` may be.
+        let mut above = 0u64;
+        let mut v = 255usize;
+        while v > 0 && above + hist[v] < run.need {
+            above += hist[v];
+            v -= 1;
+        }
+        let mut rest: Vec<u32> = Vec::new();
+        for &i in &run.cands {
+            let b = digit(run.rm[i as usize], pass);
+            if b > v {
+                run.chosen.push(i);
+            } else if b == v {
+                rest.push(i);
+            }
+        }
+        run.need -= above;
+        if hist[v] == run.need {
+            run.chosen.extend(rest);
+            run.cands.clear();
+            let chosen = std::mem::take(&mut run.chosen);
+            self.propagate(part, chosen, out);
+            return;
+        }
+        run.cands = rest;
+        if pass + 1 < 8 {
+            run.stage = Stage::Hist(pass + 1);
+            self.send_hist(pass + 1, out);
+            return;
+        }
+        // Every candidate left has the same `rm`: the smallest URLs go in.
+        let mut tied: Vec<&str> = run
+            .cands
+            .iter()
+            .map(|&i| part.urls[i as usize].url.as_str())
+            .collect();
+        tied.sort_unstable();
+        tied.truncate(run.need as usize);
+        let urls: Vec<String> = tied.into_iter().map(str::to_string).collect();
+        run.stage = Stage::Ties;
+        for w in 0..self.peers {
+            out.push(Out::Msg(Msg::Ties {
+                to: w as u64,
+                urls: urls.clone(),
+            }));
+        }
+    }
+
+    fn on_ties(&mut self, part: &Part, mut ties: Vec<String>, out: &mut Vec<Out>) {
+        let run = self.run();
+        ties.sort_unstable();
+        let last = &ties[run.need as usize - 1];
+        let cands = std::mem::take(&mut run.cands);
+        run.chosen.extend(
+            cands
+                .into_iter()
+                .filter(|&i| part.urls[i as usize].url.as_str() <= last.as_str()),
+        );
+        let chosen = std::mem::take(&mut run.chosen);
+        self.propagate(part, chosen, out);
+    }
+
+    fn on_pass(
+        &mut self,
+        part: &Part,
+        sums: Sums,
+        masses: Vec<(u32, Vec<u64>)>,
+        out: &mut Vec<Out>,
+    ) {
+        let d = self.d;
+        let trusted = self.trusted;
+        let max_rounds = self.max_rounds;
+        let target = self.target;
+        let run = self.run();
+        for (from, mass) in &masses {
+            for (k, &i) in part.inbound[*from as usize].iter().enumerate() {
+                if i != u32::MAX {
+                    run.rm[i as usize] += mass[k];
+                }
+            }
+        }
+        let jump = jump_share(d.apply(sums.dangling[0]), trusted);
+        if jump > 0 {
+            for (r, t) in run.rm.iter_mut().zip(&part.trusted) {
+                if *t {
+                    *r += jump;
+                }
+            }
+        }
+        run.crm += sums.pushed;
+        run.downloads += sums.selected;
+        run.round += 1;
+        run.progress.push((run.downloads, run.crm));
+        let exhausted = sums.selected == 0 && sums.pushed == 0;
+        if !(run.crm >= target || exhausted || run.round >= max_rounds) {
+            self.begin_round(part, out);
+            return;
+        }
+        let run = self.run.take().expect("an ordering is under way");
+        out.push(Out::Msg(Msg::Log {
+            to: 0,
+            from: self.index as u32,
+            downloads: run.log,
+        }));
+        if self.index == 0 {
+            self.finished.push_back(Finished {
+                window: run.window,
+                progress: run.progress,
+                rounds: run.round,
+                crm: run.crm,
+                micros: run.started.elapsed().as_micros() as u64,
+            });
+        }
+        self.next_run(part, out);
+    }
+
+    /// Worker 0: every worker's nodes, numbered by worker, then position.
+    fn gather(&mut self, mut nodes: Vec<NodesPart>) {
+        nodes.sort_unstable_by_key(|n| n.0);
+        let mut g = Gathered {
+            base: vec![0; self.peers],
+            ..Gathered::default()
+        };
+        for (from, urls, ranks, trusted) in nodes {
+            g.base[from as usize] = g.urls.len() as u32;
+            g.urls.extend(urls);
+            g.ranks.extend(ranks);
+            g.trusted.extend(trusted);
+        }
+        let mut sorted = g.ranks.clone();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        g.best = std::iter::once(0u128)
+            .chain(sorted.iter().scan(0u128, |s, r| {
+                *s += u128::from(*r);
+                Some(*s)
+            }))
+            .collect();
+        self.gathered = Some(g);
+    }
+
+    /// Worker 0: the single-page RankMass on the whole graph.
+    fn run_single_page(&mut self, mut graphs: Vec<(u32, GraphPart)>, out: &mut Vec<Out>) {
+        let started = Instant::now();
+        let g = self.gathered.as_ref().expect("nodes come with the graph");
+        graphs.sort_unstable_by_key(|p| p.0);
+        let n = g.urls.len();
+        let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (from, p) in &graphs {
+            let base = g.base[*from as usize];
+            for i in 0..p.offsets.len().saturating_sub(1) {
+                let (lo, hi) = (p.offsets[i] as usize, p.offsets[i + 1] as usize);
+                let list = &mut adj[(base + i as u32) as usize];
+                for &slot in &p.targets[lo..hi] {
+                    // The slot's owner, and its position in the owner's order.
+                    let owner = p
+                        .runs
+                        .iter()
+                        .position(|r| r.0 <= slot && slot < r.1)
+                        .expect("every slot has an owner");
+                    let k = (slot - p.runs[owner].0) as usize;
+                    let local = graphs[owner].1.inbound[*from as usize][k];
+                    if local != u32::MAX {
+                        list.push(g.base[owner] + local);
+                    }
+                }
+            }
+        }
+        let mut by_url: Vec<u32> = (0..n as u32).collect();
+        by_url.sort_unstable_by(|a, b| g.urls[*a as usize].cmp(&g.urls[*b as usize]));
+        let mut url_rank = vec![0u32; n];
+        for (k, &u) in by_url.iter().enumerate() {
+            url_rank[u as usize] = k as u32;
+        }
+        let max_steps = u64::from(self.max_rounds) * (n as u64).max(1);
+        let o = single_page(&adj, &g.trusted, &url_rank, self.d, self.target, max_steps);
+        let key = OrderingKey {
+            algorithm: Algorithm::RankMass,
+            window_ppm: None,
+        };
+        let micros = started.elapsed().as_micros() as u64;
+        self.emit(key, &o.downloads, &o.progress, o.rounds, o.crm, micros, out);
+    }
+
+    /// Worker 0: the rows of the windowed ordering whose downloads arrived.
+    fn emit_windowed(&mut self, logs: Vec<(u32, Vec<(u32, u32, u64)>)>, out: &mut Vec<Out>) {
+        let f = self
+            .finished
+            .pop_front()
+            .expect("downloads arrive after their ordering finished");
+        let g = self.gathered.as_ref().expect("nodes arrive first");
+        let mut downloads: Vec<Download> = logs
+            .into_iter()
+            .flat_map(|(from, log)| {
+                let base = g.base[from as usize];
+                log.into_iter().map(move |(i, round, bound)| Download {
+                    node: base + i,
+                    round,
+                    bound,
+                })
+            })
+            .collect();
+        let url = |d: &Download| g.urls[d.node as usize].as_str();
+        if f.window == FULL {
+            // L-Neighbor: by level, a level in URL order.
+            downloads.sort_unstable_by(|a, b| (a.round, url(a)).cmp(&(b.round, url(b))));
+            let key = OrderingKey {
+                algorithm: Algorithm::LNeighbor,
+                window_ppm: None,
+            };
+            self.emit(key, &downloads, &f.progress, f.rounds, f.crm, f.micros, out);
+            if !self.windows.contains(&FULL) {
+                return;
+            }
+        }
+        let g = self.gathered.as_ref().expect("nodes arrive first");
+        let url = |d: &Download| g.urls[d.node as usize].as_str();
+        downloads.sort_unstable_by(|a, b| {
+            (a.round, std::cmp::Reverse(a.bound), url(a)).cmp(&(
+                b.round,
+                std::cmp::Reverse(b.bound),
+                url(b),
+            ))
+        });
+        let key = OrderingKey {
+            algorithm: Algorithm::Windowed,
+            window_ppm: Some(f.window),
+        };
+        self.emit(key, &downloads, &f.progress, f.rounds, f.crm, f.micros, out);
+    }
+
+    /// Worker 0: an ordering's rows.
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &self,
+        key: OrderingKey,
+        downloads: &[Download],
+        progress: &[(u64, u128)],
+        rounds: u32,
+        crm: u128,
+        micros: u64,
+        out: &mut Vec<Out>,
+    ) {
+        let g = self.gathered.as_ref().expect("nodes arrive first");
+        let ranks: Vec<u64> = downloads.iter().map(|d| g.ranks[d.node as usize]).collect();
+        for (k, d) in downloads.iter().enumerate() {
+            out.push(Out::Order(RankmassOrderRow {
+                key,
+                rank: k as i64 + 1,
+                url: g.urls[d.node as usize].clone(),
+                round: i64::from(d.round),
+                bound: d.bound,
+            }));
+        }
+        for p in curve(&ranks, progress, &g.best) {
+            out.push(Out::Curve(RankmassCurveRow {
+                key,
+                downloads: p.downloads as i64,
+                guaranteed: p.guaranteed,
+                actual: p.actual,
+                optimal: p.optimal,
+            }));
+        }
+        let level = level_units(0.98);
+        out.push(Out::Summary(RankmassSummaryRow {
+            key,
+            to_098_guaranteed: downloads_to_guarantee(progress, level).map(|n| n as i64),
+            to_098_actual: downloads_to_actual(&ranks, level).map(|n| n as i64),
+            rounds: i64::from(rounds),
+            micros,
+            final_guaranteed: crm,
+            downloads: downloads.len() as i64,
+        }));
+    }
+}
+
+/// Byte `pass` of `rm`, from the highest.
+fn digit(rm: u64, pass: u32) -> usize {
+    ((rm >> (56 - 8 * pass)) & 0xff) as usize
+}
