@@ -12,7 +12,6 @@
 //! the same on any number of workers.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 use crate::algo::pagerank::{jump_share, Damping, ONE};
 
@@ -71,56 +70,38 @@ pub fn single_page(
     let m = trusted.iter().filter(|t| **t).count() as u64;
     // Pushes from nodes without outlinks raise every trusted node by the same
     // amount: that is kept once, in `lift`, rather than written to each. A
-    // trusted node's `rm` is `held + lift`, so the trusted heap keyed by `held`
-    // orders them by `rm` too.
+    // trusted node's `rm` is `held + lift`, so a heap of trusted nodes keyed by
+    // `held` orders them by `rm` too; untrusted nodes' `rm` is `held`.
     let mut lift: i128 = 0;
     let mut held: Vec<i128> = vec![0; n];
     let mut downloaded = vec![false; n];
-    let mut untrusted: BinaryHeap<(u64, Reverse<u32>, u32)> = BinaryHeap::new();
-    let mut trusted_heap: BinaryHeap<(i128, Reverse<u32>, u32)> = BinaryHeap::new();
+    let mut plain = NodeHeap::new(n);
+    let mut lifted = NodeHeap::new(n);
     let start = i128::from(start_mass(d, m));
     for u in 0..n {
         if trusted[u] {
             held[u] = start;
-            trusted_heap.push((start, Reverse(url_rank[u]), u as u32));
+            lifted.raise(u as u32, &held, url_rank);
         }
     }
     let mut result = Ordering::default();
     let mut crm: u128 = 0;
     let mut steps: u64 = 0;
-    loop {
-        if crm >= target || steps >= max_steps {
-            break;
-        }
-        // Drop stale entries: an entry is current while it holds the node's value.
-        while let Some(&(v, _, u)) = untrusted.peek() {
-            if i128::from(v) == held[u as usize] {
-                break;
-            }
-            untrusted.pop();
-        }
-        while let Some(&(v, _, u)) = trusted_heap.peek() {
-            if v == held[u as usize] {
-                break;
-            }
-            trusted_heap.pop();
-        }
-        let a = untrusted.peek().map(|&(v, r, u)| (i128::from(v), r, u));
-        let b = trusted_heap.peek().map(|&(v, r, u)| (v + lift, r, u));
-        let best = match (a, b) {
+    while crm < target && steps < max_steps {
+        let a = plain
+            .top()
+            .map(|u| (held[u as usize], Reverse(url_rank[u as usize]), u));
+        let b = lifted
+            .top()
+            .map(|u| (held[u as usize] + lift, Reverse(url_rank[u as usize]), u));
+        let (value, _, u) = match (a, b) {
             (Some(a), Some(b)) => a.max(b),
             (Some(a), None) => a,
             (None, Some(b)) => b,
             (None, None) => break,
         };
-        let (value, _, u) = best;
         if value <= 0 {
             break;
-        }
-        if a == Some(best) {
-            untrusted.pop();
-        } else {
-            trusted_heap.pop();
         }
         steps += 1;
         let ui = u as usize;
@@ -138,26 +119,26 @@ pub fn single_page(
         // Zero it.
         if trusted[ui] {
             held[ui] = -lift;
-            trusted_heap.push((held[ui], Reverse(url_rank[ui]), u));
+            lifted.lower_top(&held, url_rank);
         } else {
             held[ui] = 0;
+            plain.pop(&held, url_rank);
         }
         let children = &out[ui];
         if children.is_empty() {
             lift += jump_share(d.apply(u128::from(rm)), m) as i128;
-        } else {
-            let share = d.share(rm, children.len() as u32);
-            if share == 0 {
-                continue;
-            }
-            for &v in children {
-                let vi = v as usize;
-                held[vi] += i128::from(share);
-                if trusted[vi] {
-                    trusted_heap.push((held[vi], Reverse(url_rank[vi]), v));
-                } else {
-                    untrusted.push((held[vi] as u64, Reverse(url_rank[vi]), v));
-                }
+            continue;
+        }
+        let share = d.share(rm, children.len() as u32);
+        if share == 0 {
+            continue;
+        }
+        for &v in children {
+            held[v as usize] += i128::from(share);
+            if trusted[v as usize] {
+                lifted.raise(v, &held, url_rank);
+            } else {
+                plain.raise(v, &held, url_rank);
             }
         }
     }
@@ -165,6 +146,95 @@ pub fn single_page(
     result.rounds = steps.min(u64::from(u32::MAX)) as u32;
     result.crm = crm;
     result
+}
+
+/// A binary max-heap of nodes by `(held, smallest url_rank)`, indexed so that
+/// a node's key can rise in place: it holds each node once, and a step costs
+/// `O(log n)` per child rather than a new entry.
+struct NodeHeap {
+    heap: Vec<u32>,
+    /// Each node's position in `heap`, `u32::MAX` when absent.
+    pos: Vec<u32>,
+}
+
+impl NodeHeap {
+    fn new(n: usize) -> NodeHeap {
+        NodeHeap {
+            heap: Vec::new(),
+            pos: vec![u32::MAX; n],
+        }
+    }
+
+    fn top(&self) -> Option<u32> {
+        self.heap.first().copied()
+    }
+
+    fn above(a: u32, b: u32, held: &[i128], url_rank: &[u32]) -> bool {
+        let (a, b) = (a as usize, b as usize);
+        (held[a], Reverse(url_rank[a])) > (held[b], Reverse(url_rank[b]))
+    }
+
+    /// Inserts `u`, or moves it up after its key rose.
+    fn raise(&mut self, u: u32, held: &[i128], url_rank: &[u32]) {
+        let mut k = self.pos[u as usize] as usize;
+        if k == u32::MAX as usize {
+            k = self.heap.len();
+            self.heap.push(u);
+        }
+        while k > 0 {
+            let parent = (k - 1) / 2;
+            if !Self::above(u, self.heap[parent], held, url_rank) {
+                break;
+            }
+            self.heap[k] = self.heap[parent];
+            self.pos[self.heap[k] as usize] = k as u32;
+            k = parent;
+        }
+        self.heap[k] = u;
+        self.pos[u as usize] = k as u32;
+    }
+
+    /// Moves the top down after its key fell.
+    fn lower_top(&mut self, held: &[i128], url_rank: &[u32]) {
+        self.sift_down(0, held, url_rank);
+    }
+
+    fn sift_down(&mut self, mut k: usize, held: &[i128], url_rank: &[u32]) {
+        let n = self.heap.len();
+        if n == 0 {
+            return;
+        }
+        let u = self.heap[k];
+        loop {
+            let mut c = 2 * k + 1;
+            if c >= n {
+                break;
+            }
+            if c + 1 < n && Self::above(self.heap[c + 1], self.heap[c], held, url_rank) {
+                c += 1;
+            }
+            if !Self::above(self.heap[c], u, held, url_rank) {
+                break;
+            }
+            self.heap[k] = self.heap[c];
+            self.pos[self.heap[k] as usize] = k as u32;
+            k = c;
+        }
+        self.heap[k] = u;
+        self.pos[u as usize] = k as u32;
+    }
+
+    /// Removes the top.
+    fn pop(&mut self, held: &[i128], url_rank: &[u32]) {
+        let top = self.heap[0];
+        self.pos[top as usize] = u32::MAX;
+        let last = self.heap.pop().expect("pop follows top");
+        if !self.heap.is_empty() {
+            self.heap[0] = last;
+            self.pos[last as usize] = 0;
+            self.sift_down(0, held, url_rank);
+        }
+    }
 }
 
 /// A row of an ordering's curve, in rank units.
@@ -307,8 +377,8 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for case in 0..40 {
-            let n = 2 + (next() % 30) as usize;
+        for case in 0..60 {
+            let n = 2 + (next() % if case < 40 { 30 } else { 300 }) as usize;
             let out: Vec<Vec<u32>> = (0..n)
                 .map(|u| {
                     let mut v: Vec<u32> = (0..next() % 4)
