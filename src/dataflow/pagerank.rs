@@ -297,6 +297,9 @@ struct Solver {
     change: [u128; 2],
     sizes: Sums,
     warm_started: bool,
+    /// When the steps started, and how long they took.
+    solve_started: std::time::Instant,
+    solve_micros: u64,
     /// Whether to emit the ranks as the revisit plan's weights.
     weights: bool,
     /// The last snapshot's vector, with each page's host.
@@ -408,6 +411,7 @@ impl Solver {
                     let v = if self.warm_started { 1 } else { 0 };
                     i64::from(self.iterations[v])
                 }),
+                micros: self.solve_micros,
             }));
         }
     }
@@ -480,6 +484,8 @@ pub fn pagerank<'s>(
                     change: [0; 2],
                     sizes: Sums::default(),
                     warm_started: false,
+                    solve_started: std::time::Instant::now(),
+                    solve_micros: 0,
                     weights: ctx.plan.job.analyses.contains(&Analysis::Change),
                     prev: FastMap::default(),
                     orderings: params.orderings,
@@ -613,6 +619,7 @@ pub fn pagerank<'s>(
                             Phase::Sizes => {
                                 solver.sizes = sums;
                                 if sums.nodes == 0 {
+                                    solver.solve_micros = 0;
                                     solver.iterations = [0; 2];
                                     solver.change = [0; 2];
                                     solver.warm_started = false;
@@ -649,6 +656,7 @@ pub fn pagerank<'s>(
                                     solver.x[1] = if solver.active[1] { cold } else { Vec::new() };
                                     solver.iterations = [0; 2];
                                     solver.change = [0; 2];
+                                    solver.solve_started = std::time::Instant::now();
                                     solver.send_step([0; 2], &mut emitted);
                                     phase = Phase::Step(0);
                                     false
@@ -672,6 +680,8 @@ pub fn pagerank<'s>(
                                     }
                                 }
                                 if solver.active == [false, false] {
+                                    solver.solve_micros =
+                                        solver.solve_started.elapsed().as_micros() as u64;
                                     if solver.orderings {
                                         let sizes = solver.sizes;
                                         solver.orders.start(

@@ -59,6 +59,8 @@ pub struct PageRankRunRow {
     pub nodes: i64,
     pub edges: i64,
     pub iterations_cold: Option<i64>,
+    /// Wall time of the steps on worker 0.
+    pub micros: u64,
 }
 
 impl TableRow for PageRankRunRow {
@@ -71,6 +73,7 @@ impl TableRow for PageRankRunRow {
         out.i64(self.nodes);
         out.i64(self.edges);
         out.opt_i64(self.iterations_cold);
+        out.f64(self.micros as f64 / 1e6);
     }
 }
 

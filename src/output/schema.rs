@@ -438,6 +438,7 @@ pub static PAGERANK_RUNS: TableDef = TableDef {
         c("nodes", Int64, false, "Nodes of the graph."),
         c("edges", Int64, false, "Edges of the graph."),
         c("iterations_cold", Int64, true, "Steps from the trust vector to the same tolerance, when rankmass.measure_cold is set: the steps the warm start saved are the difference."),
+        c("seconds", Float64, false, "Wall time of the steps on worker 0 (varies from run to run)."),
     ],
 };
 
