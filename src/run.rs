@@ -15,8 +15,8 @@ use crate::dataflow::{self, ledger_op, WorkerCtx};
 use crate::error::{InputError, OutputError};
 use crate::ingest::crawl_dir::{format_time, CrawlDir};
 use crate::ingest::table::Share;
-use crate::ingest::{read_snapshot, OddRows, Record};
-use crate::job::{Cluster, Job};
+use crate::ingest::{read_snapshot, read_trust, OddRows, Record};
+use crate::job::{Analysis, Cluster, Job};
 use crate::ledger::Ledger;
 use crate::model::Seq;
 use crate::output::commit::{Manifest, OutputDir, RunRecord, FORMAT_VERSION};
@@ -51,7 +51,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         None
     };
     let manifest = out.manifest()?;
-    let Some(plan) = plan_run(&crawl, &out, manifest.as_ref(), &req.job)? else {
+    let Some(mut plan) = plan_run(&crawl, &out, manifest.as_ref(), &req.job)? else {
         if req.progress && leader {
             eprintln!(
                 "webevo: {} is up to date with {}",
@@ -61,6 +61,11 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         }
         return Ok(RunSummary::default());
     };
+    if let Some(file) = &crawl.trust {
+        if req.job.analyses.contains(&Analysis::Rankmass) {
+            plan.trust = Some(Arc::new(read_trust(file, req.job.discovery.site_key)?));
+        }
+    }
     let plan = Arc::new(plan);
     if req.progress && leader {
         eprintln!(
@@ -240,6 +245,7 @@ fn plan_run(
         metas,
         state_dir: out.state_dir(),
         job: job.clone(),
+        trust: None,
     }))
 }
 

@@ -220,3 +220,30 @@ fn odd_rows_are_counted_not_fatal() {
         "odd rows recorded in the manifest"
     );
 }
+
+#[test]
+fn bad_trust_weight_names_the_line() {
+    let dir = tempdir();
+    let c = Crawl::new(&dir.path().join("in"));
+    c.snapshot(0, 0, false, &[(A, "x"), (B, "y")], &[(A, B)]);
+    std::fs::write(
+        c.dir.join("trust.tsv"),
+        "url\tweight\nhttp://a.com/\t1\nhttp://a.com/b\t-2\n",
+    )
+    .unwrap();
+    run_fails(
+        &c.dir,
+        &dir.path().join("out"),
+        &[
+            "trust.tsv",
+            "line 3",
+            "weight -2 is not a finite number >= 0",
+        ],
+    );
+    std::fs::write(c.dir.join("trust.tsv"), "url\tweight\nmailto:x@a.com\t1\n").unwrap();
+    run_fails(
+        &c.dir,
+        &dir.path().join("out"),
+        &["trust.tsv", "line 2", "trust URL \"mailto:x@a.com\""],
+    );
+}

@@ -17,7 +17,8 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::rankmass_reference::{
-    graphs, job, random_crawl, reference, write, Expected, Graph, Snap,
+    graphs, graphs_with_trust, job, random_crawl, reference, reference_of, write, Expected, Graph,
+    Snap,
 };
 use crate::util::*;
 
@@ -41,8 +42,12 @@ impl Fx {
     fn share(self, r: u128, c: usize) -> u128 {
         self.apply(r) / c as u128
     }
-    fn start(self, m: usize) -> u128 {
-        (ONE - self.apply(ONE)) / m as u128
+    /// A node's part of a mass going by the trust vector.
+    fn by_trust(x: u128, g: &Graph, v: usize) -> u128 {
+        x * u128::from(g.trust[v]) / g.trust_total()
+    }
+    fn start(self, g: &Graph, v: usize) -> u128 {
+        Fx::by_trust(ONE - self.apply(ONE), g, v)
     }
 }
 
@@ -66,10 +71,7 @@ fn target(epsilon: f64) -> u128 {
 /// Figure 5, with the largest `rm` found in an ordered set.
 fn single_page(g: &Graph, fx: Fx, target: u128) -> Order {
     let n = g.nodes.len();
-    let m = g.trusted.iter().filter(|t| **t).count();
-    let mut rm: Vec<u128> = (0..n)
-        .map(|u| if g.trusted[u] { fx.start(m) } else { 0 })
-        .collect();
+    let mut rm: Vec<u128> = (0..n).map(|u| fx.start(g, u)).collect();
     // Largest rm first, then smallest URL (node numbers are in URL order).
     let mut queue: BTreeSet<(Reverse<u128>, usize)> = (0..n)
         .filter(|&u| rm[u] > 0)
@@ -100,9 +102,9 @@ fn single_page(g: &Graph, fx: Fx, target: u128) -> Order {
         o.crm += r;
         set(&mut queue, &mut rm, u, 0);
         if g.outs[u].is_empty() {
-            let s = fx.apply(r) / m as u128;
             for v in 0..n {
-                if g.trusted[v] && s > 0 {
+                let s = Fx::by_trust(fx.apply(r), g, v);
+                if s > 0 {
                     let now = rm[v] + s;
                     set(&mut queue, &mut rm, v, now);
                 }
@@ -125,10 +127,7 @@ fn single_page(g: &Graph, fx: Fx, target: u128) -> Order {
 /// (L-Neighbor) rather than by `rm`.
 fn windowed(g: &Graph, fx: Fx, target: u128, w: u128, levels: bool, max_rounds: u32) -> Order {
     let n = g.nodes.len();
-    let m = g.trusted.iter().filter(|t| **t).count();
-    let mut rm: Vec<u128> = (0..n)
-        .map(|u| if g.trusted[u] { fx.start(m) } else { 0 })
-        .collect();
+    let mut rm: Vec<u128> = (0..n).map(|u| fx.start(g, u)).collect();
     let mut down = vec![false; n];
     let mut o = Order {
         progress: vec![(0, 0)],
@@ -166,11 +165,8 @@ fn windowed(g: &Graph, fx: Fx, target: u128, w: u128, levels: bool, max_rounds: 
                 }
             }
         }
-        let jump = fx.apply(dangling) / m as u128;
-        for (r, t) in next.iter_mut().zip(&g.trusted) {
-            if *t {
-                *r += jump;
-            }
+        for (v, r) in next.iter_mut().enumerate() {
+            *r += Fx::by_trust(fx.apply(dangling), g, v);
         }
         rm = next;
         o.crm += pushed;
@@ -428,5 +424,50 @@ fn orderings_match_the_references_on_the_hollins_crawl() {
             true,
             &format!("hollins, {workers} workers"),
         );
+    }
+}
+
+/// A trust file (`trust.tsv`: a random subset of the crawl's URLs and some
+/// never crawled, random weights, some zero, one URL listed twice): PageRank
+/// and every ordering follow its weights on the snapshot's nodes, and fall back
+/// to the main pages on snapshots it lists none of.
+#[test]
+fn pagerank_and_orderings_follow_a_trust_file() {
+    use rand::Rng;
+    let mut rng = Pcg64Mcg::seed_from_u64(71);
+    for case in 0..12 {
+        let snaps: Vec<Snap> = random_crawl(&mut rng);
+        let mut urls: BTreeSet<String> = BTreeSet::new();
+        for s in &snaps {
+            urls.extend(s.pages.iter().cloned());
+            urls.extend(s.links.iter().map(|l| l.1.clone()));
+        }
+        let mut trust: Vec<(String, f64)> = Vec::new();
+        for u in &urls {
+            if rng.random_bool(if case % 4 == 3 { 0.02 } else { 0.3 }) {
+                trust.push((u.clone(), [0.0, 0.5, 1.0, 2.5][rng.random_range(0..4)]));
+            }
+        }
+        trust.push(("http://elsewhere.example/".into(), 3.0));
+        if let Some(first) = trust.first().cloned() {
+            trust.push((first.0, 1.0));
+        }
+        let gs = graphs_with_trust(&snaps, &trust);
+        let ranks = reference_of(&gs, 0.85);
+        let dir = tempdir();
+        let input = write(&dir.path().join("in"), &snaps, 0..snaps.len());
+        let mut text = String::from("url\tweight\n");
+        for (u, w) in &trust {
+            text.push_str(&format!("{u}\t{w}\n"));
+        }
+        std::fs::write(input.join("trust.tsv"), text).unwrap();
+        for workers in [1, 2] {
+            let out = dir.path().join(format!("out{workers}"));
+            let j = orders_job(dir.path(), "");
+            run_in_process_with_job(&input, &out, workers, &j).unwrap();
+            let context = format!("trust case {case}, {workers} workers");
+            crate::rankmass_reference::check(&out, &ranks, &context);
+            check(&out, &gs, &ranks, true, &context);
+        }
     }
 }

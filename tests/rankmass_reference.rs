@@ -77,11 +77,41 @@ pub struct Graph {
     pub nodes: Vec<String>,
     pub outs: Vec<Vec<usize>>,
     pub ins: Vec<i64>,
-    pub trusted: Vec<bool>,
+    /// Trust weights: 1 on trusted nodes, or the trust file's weights in
+    /// units of 2^-40 of its largest (rounded; a positive weight is at least 1).
+    pub trust: Vec<u64>,
+    /// The sum of `trust`.
+    total: u128,
     pub edges: usize,
 }
 
+impl Graph {
+    pub fn trust_total(&self) -> u128 {
+        self.total
+    }
+}
+
 pub fn graphs(snaps: &[Snap]) -> Vec<Graph> {
+    graphs_with_trust(snaps, &[])
+}
+
+/// The trust file's weights as the definitions quantize them.
+pub fn trust_units(trust: &[(String, f64)]) -> BTreeMap<String, u64> {
+    let mut sum: BTreeMap<String, f64> = BTreeMap::new();
+    for (u, w) in trust {
+        *sum.entry(u.clone()).or_default() += w;
+    }
+    let max = sum.values().copied().fold(0.0, f64::max);
+    sum.into_iter()
+        .filter(|(_, w)| *w > 0.0)
+        .map(|(u, w)| (u, ((w / max * (1u64 << 40) as f64).round() as u64).max(1)))
+        .collect()
+}
+
+/// The graphs with the trust vector of a trust file (`url`, `weight` rows):
+/// its weights on the nodes it lists, when it lists any node of the snapshot.
+pub fn graphs_with_trust(snaps: &[Snap], trust: &[(String, f64)]) -> Vec<Graph> {
+    let file_trust = trust_units(trust);
     let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
     let mut out = Vec::new();
     for s in snaps {
@@ -118,11 +148,20 @@ pub fn graphs(snaps: &[Snap]) -> Vec<Graph> {
         if trusted.iter().all(|t| !*t) {
             trusted = vec![true; n];
         }
+        let mut weights: Vec<u64> = trusted.iter().map(|t| u64::from(*t)).collect();
+        let from_file: Vec<u64> = nodes
+            .iter()
+            .map(|u| file_trust.get(u).copied().unwrap_or(0))
+            .collect();
+        if from_file.iter().any(|w| *w > 0) {
+            weights = from_file;
+        }
         out.push(Graph {
             nodes: nodes.into_iter().collect(),
             outs,
             ins,
-            trusted,
+            total: weights.iter().map(|w| u128::from(*w)).sum(),
+            trust: weights,
             edges: edges.len(),
         });
     }
@@ -130,12 +169,16 @@ pub fn graphs(snaps: &[Snap]) -> Vec<Graph> {
 }
 
 pub fn reference(snaps: &[Snap], d: f64) -> Vec<Expected> {
+    reference_of(&graphs(snaps), d)
+}
+
+pub fn reference_of(graphs: &[Graph], d: f64) -> Vec<Expected> {
     let mut out = Vec::new();
-    for g in graphs(snaps) {
+    for g in graphs {
         let (outs, ins) = (&g.outs, &g.ins);
         let n = g.nodes.len();
-        let mut trust: Vec<f64> = g.trusted.iter().map(|t| f64::from(u8::from(*t))).collect();
-        let trusted = g.trusted.iter().filter(|t| **t).count();
+        let mut trust: Vec<f64> = g.trust.iter().map(|w| *w as f64).collect();
+        let trusted = g.trust.iter().filter(|w| **w > 0).count();
         let total: f64 = trust.iter().sum();
         trust.iter_mut().for_each(|t| *t /= total);
         let mut x = trust.clone();
@@ -201,7 +244,7 @@ pub fn job(dir: &Path, extra: &str) -> std::path::PathBuf {
 }
 
 /// Compares one output with the reference; returns the `pagerank_runs` rows.
-fn check(out: &Path, want: &[Expected], context: &str) -> Vec<BTreeMap<String, Cell>> {
+pub fn check(out: &Path, want: &[Expected], context: &str) -> Vec<BTreeMap<String, Cell>> {
     let rows = read_cells(&out.join("pagerank"));
     let runs = read_cells(&out.join("pagerank_runs"));
     let hosts = read_cells(&out.join("host_rank"));

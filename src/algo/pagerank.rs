@@ -41,6 +41,13 @@ pub fn jump_share(jump: u128, trusted: u64) -> u64 {
     (jump / u128::from(trusted.max(1))) as u64
 }
 
+/// A trusted node's part `x w / total` of a mass `x` that goes by the trust
+/// vector, whose node weights `w` sum to `total` over the graph. With the
+/// uniform vector (every weight 1) this is [`jump_share`].
+pub fn trust_share(x: u128, weight: u64, total: u128) -> u64 {
+    (x * u128::from(weight) / total.max(1)) as u64
+}
+
 /// The tolerance in rank units.
 pub fn tolerance_units(tol: f64) -> u128 {
     (tol * ONE as f64) as u128

@@ -13,7 +13,7 @@
 
 use std::cmp::Reverse;
 
-use crate::algo::pagerank::{jump_share, Damping, ONE};
+use crate::algo::pagerank::{trust_share, Damping, ONE};
 
 /// One download of an ordering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,9 +39,9 @@ pub struct Ordering {
     pub crm: u128,
 }
 
-/// The starting `rm` of a trusted page: `(1 − d) t_i` with `t` uniform.
-pub fn start_mass(d: Damping, trusted: u64) -> u64 {
-    jump_share(u128::from(ONE) - d.apply(u128::from(ONE)), trusted)
+/// The starting `rm` of a node of trust weight `weight`: `(1 − d) t_i`.
+pub fn start_mass(d: Damping, weight: u64, total: u128) -> u64 {
+    trust_share(u128::from(ONE) - d.apply(u128::from(ONE)), weight, total)
 }
 
 /// The guarantee an ordering aims for, `1 − ε`, in rank units.
@@ -55,34 +55,38 @@ pub fn target_units(epsilon: f64) -> u128 {
 /// pushes `d rm / m` to each of the `m` trusted nodes) and zero it; stop when
 /// the guarantee reaches `target` or no node holds any `rm`.
 ///
-/// `out[u]` lists `u`'s distinct outlinks, `trusted[u]` whether `u` is in the
-/// uniform trust vector, `url_rank[u]` the position of `u`'s URL in sorted
-/// order. `max_steps` bounds the loop.
+/// `out[u]` lists `u`'s distinct outlinks, `trust[u]` its weight in the trust
+/// vector (the weights sum to `trust_total`), `url_rank[u]` the position of
+/// `u`'s URL in sorted order. `max_steps` bounds the loop.
 pub fn single_page(
     out: &[Vec<u32>],
-    trusted: &[bool],
+    trust: &[u64],
+    trust_total: u128,
     url_rank: &[u32],
     d: Damping,
     target: u128,
     max_steps: u64,
 ) -> Ordering {
     let n = out.len();
-    let m = trusted.iter().filter(|t| **t).count() as u64;
-    // Pushes from nodes without outlinks raise every trusted node by the same
-    // amount: that is kept once, in `lift`, rather than written to each. A
-    // trusted node's `rm` is `held + lift`, so a heap of trusted nodes keyed by
-    // `held` orders them by `rm` too; untrusted nodes' `rm` is `held`.
+    let trusted: Vec<bool> = trust.iter().map(|w| *w > 0).collect();
+    let trusted_nodes: Vec<u32> = (0..n as u32).filter(|u| trusted[*u as usize]).collect();
+    // With a uniform trust vector, pushes from nodes without outlinks raise
+    // every trusted node by the same amount: that is kept once, in `lift`,
+    // rather than written to each. A trusted node's `rm` is `held + lift`, so a
+    // heap of trusted nodes keyed by `held` orders them by `rm` too; untrusted
+    // nodes' `rm` is `held`. Other trust vectors get each push written out.
+    let uniform = trusted_nodes
+        .first()
+        .map(|&u| trust[u as usize])
+        .filter(|&w| trusted_nodes.iter().all(|&v| trust[v as usize] == w));
     let mut lift: i128 = 0;
     let mut held: Vec<i128> = vec![0; n];
     let mut downloaded = vec![false; n];
     let mut plain = NodeHeap::new(n);
     let mut lifted = NodeHeap::new(n);
-    let start = i128::from(start_mass(d, m));
-    for u in 0..n {
-        if trusted[u] {
-            held[u] = start;
-            lifted.raise(u as u32, &held, url_rank);
-        }
+    for &u in &trusted_nodes {
+        held[u as usize] = i128::from(start_mass(d, trust[u as usize], trust_total));
+        lifted.raise(u, &held, url_rank);
     }
     let mut result = Ordering::default();
     let mut crm: u128 = 0;
@@ -126,7 +130,17 @@ pub fn single_page(
         }
         let children = &out[ui];
         if children.is_empty() {
-            lift += jump_share(d.apply(u128::from(rm)), m) as i128;
+            let jump = d.apply(u128::from(rm));
+            match uniform {
+                Some(w) => lift += i128::from(trust_share(jump, w, trust_total)),
+                None => {
+                    for &v in &trusted_nodes {
+                        let vi = v as usize;
+                        held[vi] += i128::from(trust_share(jump, trust[vi], trust_total));
+                        lifted.raise(v, &held, url_rank);
+                    }
+                }
+            }
             continue;
         }
         let share = d.share(rm, children.len() as u32);
@@ -322,18 +336,10 @@ mod tests {
 
     /// Figure 5 written plainly: a linear scan for the maximum, every push
     /// written out.
-    fn plain(
-        out: &[Vec<u32>],
-        trusted: &[bool],
-        urls: &[u32],
-        d: Damping,
-        target: u128,
-    ) -> Vec<u32> {
+    fn plain(out: &[Vec<u32>], trust: &[u64], urls: &[u32], d: Damping, target: u128) -> Vec<u32> {
         let n = out.len();
-        let m = trusted.iter().filter(|t| **t).count() as u64;
-        let mut rm: Vec<u64> = (0..n)
-            .map(|u| if trusted[u] { start_mass(d, m) } else { 0 })
-            .collect();
+        let total: u128 = trust.iter().map(|w| u128::from(*w)).sum();
+        let mut rm: Vec<u64> = trust.iter().map(|&w| start_mass(d, w, total)).collect();
         let mut seen = vec![false; n];
         let mut order = Vec::new();
         let mut crm = 0u128;
@@ -352,11 +358,8 @@ mod tests {
             crm += u128::from(r);
             rm[u] = 0;
             if out[u].is_empty() {
-                let s = jump_share(d.apply(u128::from(r)), m);
-                for v in 0..n {
-                    if trusted[v] {
-                        rm[v] += s;
-                    }
+                for (x, w) in rm.iter_mut().zip(trust) {
+                    *x += trust_share(d.apply(u128::from(r)), *w, total);
                 }
             } else {
                 let s = d.share(r, out[u].len() as u32);
@@ -390,14 +393,22 @@ mod tests {
                     v
                 })
                 .collect();
-            let mut trusted: Vec<bool> = (0..n).map(|_| next() % 3 == 0).collect();
-            trusted[0] = true;
+            // Uniform trust in even cases, weights 1-5 in odd ones.
+            let mut trust: Vec<u64> = (0..n)
+                .map(|_| match next() % 3 {
+                    0 if case % 2 == 0 => 1,
+                    0 => 1 + next() % 5,
+                    _ => 0,
+                })
+                .collect();
+            trust[0] = trust[0].max(1);
+            let total: u128 = trust.iter().map(|w| u128::from(*w)).sum();
             let mut urls: Vec<u32> = (0..n as u32).collect();
             urls.reverse();
             let d = Damping::new(0.85);
             let target = target_units(0.01);
-            let got = single_page(&out, &trusted, &urls, d, target, u64::MAX);
-            let want = plain(&out, &trusted, &urls, d, target);
+            let got = single_page(&out, &trust, total, &urls, d, target, u64::MAX);
+            let want = plain(&out, &trust, &urls, d, target);
             let order: Vec<u32> = got.downloads.iter().map(|x| x.node).collect();
             assert_eq!(order, want, "case {case}");
             // The guarantee never decreases, and is reached unless mass ran out.

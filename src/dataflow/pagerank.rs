@@ -28,11 +28,11 @@ use timely::dataflow::operators::{Capability, ConnectLoop, Enter, Feedback, Leav
 use timely::dataflow::Stream;
 use timely::order::Product;
 
-use crate::algo::pagerank::{is_main_page, jump_share, tolerance_units, Damping, ONE};
+use crate::algo::pagerank::{is_main_page, tolerance_units, trust_share, Damping, ONE};
 use crate::dataflow::rankmass::Orders;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
-use crate::ingest::UrlText;
+use crate::ingest::{TrustWeights, UrlText};
 use crate::job::Analysis;
 use crate::ledger::{LedgerOut, RankNode};
 use crate::model::{route, HostId, PageId, Seq};
@@ -72,7 +72,7 @@ pub enum Msg {
         from: u32,
         urls: Vec<String>,
         ranks: Vec<u64>,
-        trusted: Vec<bool>,
+        trust: Vec<u64>,
     },
     /// Orderings, to worker 0: the sender's outlinks (its `Part` CSR, slot runs
     /// and the positions of every sender's slots here), for the single-page
@@ -123,6 +123,9 @@ pub struct Sums {
     pub dangling: [u128; 2],
     /// The last step's L1 change, per vector.
     pub change: [u128; 2],
+    /// Nodes listed in `trust.parquet`, and the sum of their weights.
+    pub listed: u64,
+    pub listed_weight: u128,
     /// Orderings: the `rm` a pass pushed, and the pages a round downloaded.
     pub pushed: u128,
     pub selected: u64,
@@ -139,6 +142,8 @@ impl Sums {
             self.change[v] += o.change[v];
         }
         self.pushed += o.pushed;
+        self.listed += o.listed;
+        self.listed_weight += o.listed_weight;
         self.selected += o.selected;
     }
 }
@@ -171,11 +176,16 @@ pub struct Part {
     /// Per sending worker, the positions of its slot order here.
     pub inbound: Vec<Vec<u32>>,
     in_links: Vec<u32>,
-    pub trusted: Vec<bool>,
+    /// Each node's weight in the trust vector (0: not trusted), set once the
+    /// graph's sizes say which vector applies (see `Phase::Sizes`).
+    pub trust: Vec<u64>,
+    /// Whether it is its host's main page, and its weight in `trust.parquet`.
+    main: Vec<bool>,
+    listed: Vec<u64>,
 }
 
 impl Part {
-    fn build(mut nodes: Vec<RankNode>, peers: usize) -> Part {
+    fn build(mut nodes: Vec<RankNode>, peers: usize, file: Option<&TrustWeights>) -> Part {
         nodes.sort_unstable_by_key(|n| n.page);
         let mut p = Part::default();
         let mut slot_of: FastMap<PageId, u32> = FastMap::default();
@@ -190,7 +200,7 @@ impl Part {
                 p.targets.push(s);
             }
             p.offsets.push(p.targets.len() as u32);
-            p.add(n.page, n.host, n.url);
+            p.add(n.page, n.host, n.url, file);
         }
         // Order the slots by owner, then page, and renumber the edges.
         let owner = |h: HostId| (route(h) % peers as u64) as usize;
@@ -242,12 +252,21 @@ impl Part {
         }
     }
 
-    fn add(&mut self, page: PageId, host: HostId, url: UrlText) -> u32 {
+    fn add(
+        &mut self,
+        page: PageId,
+        host: HostId,
+        url: UrlText,
+        file: Option<&TrustWeights>,
+    ) -> u32 {
         let i = self.pages.len() as u32;
         self.index.insert(page, i);
         self.pages.push(page);
         self.hosts.push(host);
-        self.trusted.push(is_main_page(&url.url));
+        self.main.push(is_main_page(&url.url));
+        self.listed
+            .push(file.and_then(|f| f.get(&page).copied()).unwrap_or(0));
+        self.trust.push(0);
         self.urls.push(url);
         self.in_links.push(0);
         i
@@ -304,6 +323,10 @@ struct Solver {
     weights: bool,
     /// The last snapshot's vector, with each page's host.
     prev: FastMap<PageId, (HostId, u64)>,
+    /// `trust.parquet`, if the input has one, and the sum of the trust
+    /// vector's weights over the graph.
+    trust_file: Option<std::sync::Arc<TrustWeights>>,
+    trust_total: u128,
     /// Whether to compute the crawl orderings, and their state.
     orderings: bool,
     single_page_max_edges: u64,
@@ -416,6 +439,28 @@ impl Solver {
         }
     }
 
+    /// Which trust vector applies, from the graph's sizes: the weights of
+    /// `trust.parquet` when it lists a node of the graph, else uniform over
+    /// the main pages, else uniform over every node. Every worker decides the
+    /// same from the same sums.
+    fn choose_trust(&mut self, sums: &Sums) {
+        let p = &mut self.part;
+        if sums.listed > 0 {
+            p.trust.copy_from_slice(&p.listed);
+            self.trust_total = sums.listed_weight;
+            self.sizes.trusted = sums.listed;
+        } else if sums.trusted > 0 {
+            for (w, &main) in p.trust.iter_mut().zip(&p.main) {
+                *w = u64::from(main);
+            }
+            self.trust_total = u128::from(sums.trusted);
+        } else {
+            p.trust.iter_mut().for_each(|w| *w = 1);
+            self.trust_total = u128::from(sums.nodes);
+            self.sizes.trusted = sums.nodes;
+        }
+    }
+
     fn persist(&self, ctx: &WorkerCtx) -> Result<(), OutputError> {
         let path = state::rank_part_path(&ctx.plan.staged_state_dir(), ctx.index);
         let mut w = StateWriter::create(&path)?;
@@ -488,6 +533,8 @@ pub fn pagerank<'s>(
                     solve_micros: 0,
                     weights: ctx.plan.job.analyses.contains(&Analysis::Change),
                     prev: FastMap::default(),
+                    trust_file: ctx.plan.trust.clone(),
+                    trust_total: 0,
                     orderings: params.orderings,
                     single_page_max_edges: params.single_page_max_edges,
                     orders: Orders::new(&params, ctx.index, peers),
@@ -542,7 +589,7 @@ pub fn pagerank<'s>(
                             // The restore epoch's vector arrives before any snapshot.
                             solver.prev.extend(restored.drain(..));
                             let nodes = stash.remove(&t).unwrap_or_default();
-                            solver.part = Part::build(nodes, peers);
+                            solver.part = Part::build(nodes, peers, solver.trust_file.as_deref());
                             solver.part.announce(solver.index, &mut emitted);
                             output.session(&r).give_iterator(emitted.drain(..));
                             r.downgrade(&Product::new(t, 1));
@@ -584,7 +631,7 @@ pub fn pagerank<'s>(
                                         let i = match solver.part.index.get(&page) {
                                             Some(&i) => i,
                                             None => match ledger.url_of(page) {
-                                                Some(url) => solver.part.add(page, host, url.clone()),
+                                                Some(url) => solver.part.add(page, host, url.clone(), solver.trust_file.as_deref()),
                                                 None => {
                                                     ctx.log.borrow_mut().error(format!(
                                                         "internal error: a link leads to page {page:?}, which no worker knows"
@@ -603,7 +650,9 @@ pub fn pagerank<'s>(
                                 let p = &solver.part;
                                 let own = Sums {
                                     nodes: p.pages.len() as u64,
-                                    trusted: p.trusted.iter().filter(|t| **t).count() as u64,
+                                    trusted: p.main.iter().filter(|t| **t).count() as u64,
+                                    listed: p.listed.iter().filter(|w| **w > 0).count() as u64,
+                                    listed_weight: p.listed.iter().map(|w| u128::from(*w)).sum(),
                                     edges: p.targets.len() as u64,
                                     start: p
                                         .pages
@@ -625,17 +674,13 @@ pub fn pagerank<'s>(
                                     solver.warm_started = false;
                                     true
                                 } else {
-                                    if sums.trusted == 0 {
-                                        // No main page: trust every node.
-                                        solver.part.trusted.iter_mut().for_each(|t| *t = true);
-                                        solver.sizes.trusted = sums.nodes;
-                                    }
-                                    let m = solver.sizes.trusted;
+                                    solver.choose_trust(&sums);
                                     let p = &solver.part;
+                                    let total = solver.trust_total;
                                     let cold: Vec<u64> = p
-                                        .trusted
+                                        .trust
                                         .iter()
-                                        .map(|&t| if t { ONE / m } else { 0 })
+                                        .map(|&w| trust_share(u128::from(ONE), w, total))
                                         .collect();
                                     solver.warm_started = solver.warm_start && sums.start > 0;
                                     solver.x[0] = if solver.warm_started {
@@ -687,7 +732,7 @@ pub fn pagerank<'s>(
                                         solver.orders.start(
                                             &solver.part,
                                             &solver.x[0],
-                                            sizes.trusted,
+                                            solver.trust_total,
                                             sizes.edges,
                                             solver.single_page_max_edges,
                                             &mut emitted,
@@ -700,7 +745,7 @@ pub fn pagerank<'s>(
                                 } else {
                                     let p = &solver.part;
                                     let n = p.pages.len();
-                                    let m = solver.sizes.trusted;
+                                    let total = solver.trust_total;
                                     let mut change = [0u128; 2];
                                     for (j, &v) in sent.iter().enumerate() {
                                         if !solver.active[v] {
@@ -717,10 +762,10 @@ pub fn pagerank<'s>(
                                                 }
                                             }
                                         }
-                                        let jump = jump_share(solver.d.jump(sums.dangling[v]), m);
-                                        for (i, r) in next.iter_mut().enumerate() {
-                                            if p.trusted[i] {
-                                                *r += jump;
+                                        let jump = solver.d.jump(sums.dangling[v]);
+                                        for (r, &w) in next.iter_mut().zip(&p.trust) {
+                                            if w > 0 {
+                                                *r += trust_share(jump, w, total);
                                             }
                                         }
                                         change[v] = next

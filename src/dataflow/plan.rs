@@ -26,6 +26,8 @@ pub struct RunPlan {
     /// The committed state to restore from (`OUT/_state`).
     pub state_dir: PathBuf,
     pub job: Job,
+    /// RankMass: the input's `trust.parquet`, read once per process.
+    pub trust: Option<std::sync::Arc<crate::ingest::TrustWeights>>,
 }
 
 impl RunPlan {

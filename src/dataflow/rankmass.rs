@@ -24,7 +24,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use crate::algo::pagerank::{jump_share, Damping};
+use crate::algo::pagerank::{trust_share, Damping};
 use crate::algo::rankmass::{
     curve, downloads_to_actual, downloads_to_guarantee, level_units, single_page, start_mass,
     target_units, Download,
@@ -87,15 +87,15 @@ struct Finished {
 struct Gathered {
     urls: Vec<String>,
     ranks: Vec<u64>,
-    trusted: Vec<bool>,
+    trust: Vec<u64>,
     /// Where each worker's nodes start in the global numbering.
     base: Vec<u32>,
     /// `best[n]`: the sum of the `n` largest ranks.
     best: Vec<u128>,
 }
 
-/// A worker's nodes as sent to worker 0: the sender, URLs, ranks, trusted.
-type NodesPart = (u32, Vec<String>, Vec<u64>, Vec<bool>);
+/// A worker's nodes as sent to worker 0: the sender, URLs, ranks, trust weights.
+type NodesPart = (u32, Vec<String>, Vec<u64>, Vec<u64>);
 
 /// A worker's outlinks as sent to worker 0 (see [`Msg::Graph`]).
 pub struct GraphPart {
@@ -117,7 +117,8 @@ pub struct Orders {
     /// The windows to run: 100% first (it is also L-Neighbor), then the others.
     queue: VecDeque<u32>,
     single_page: bool,
-    trusted: u64,
+    /// The sum of the trust vector's weights.
+    trust_total: u128,
     run: Option<Run>,
     finished: VecDeque<Finished>,
     gathered: Option<Gathered>,
@@ -143,7 +144,7 @@ impl Orders {
             windows,
             queue: VecDeque::new(),
             single_page: false,
-            trusted: 0,
+            trust_total: 0,
             run: None,
             finished: VecDeque::new(),
             gathered: None,
@@ -157,12 +158,12 @@ impl Orders {
         &mut self,
         part: &Part,
         ranks: &[u64],
-        trusted: u64,
+        trust_total: u128,
         edges: u64,
         max_edges: u64,
         out: &mut Vec<Out>,
     ) {
-        self.trusted = trusted;
+        self.trust_total = trust_total;
         self.single_page = edges <= max_edges;
         self.finished.clear();
         self.gathered = None;
@@ -171,7 +172,7 @@ impl Orders {
             from: self.index as u32,
             urls: part.urls.iter().map(|u| u.url.clone()).collect(),
             ranks: ranks.to_vec(),
-            trusted: part.trusted.clone(),
+            trust: part.trust.clone(),
         }));
         if self.single_page {
             out.push(Out::Msg(Msg::Graph {
@@ -201,12 +202,11 @@ impl Orders {
             });
             return;
         };
-        let start = start_mass(self.d, self.trusted);
         let mut run = self.empty_run(window);
         run.rm = part
-            .trusted
+            .trust
             .iter()
-            .map(|&t| if t { start } else { 0 })
+            .map(|&w| start_mass(self.d, w, self.trust_total))
             .collect();
         run.downloaded = vec![false; part.pages.len()];
         self.run = Some(run);
@@ -341,9 +341,9 @@ impl Orders {
                     from,
                     urls,
                     ranks,
-                    trusted,
+                    trust,
                     ..
-                } => nodes.push((from, urls, ranks, trusted)),
+                } => nodes.push((from, urls, ranks, trust)),
                 Msg::Graph {
                     from,
                     offsets,
@@ -474,7 +474,7 @@ impl Orders {
         out: &mut Vec<Out>,
     ) {
         let d = self.d;
-        let trusted = self.trusted;
+        let total = self.trust_total;
         let max_rounds = self.max_rounds;
         let target = self.target;
         let run = self.run();
@@ -485,11 +485,11 @@ impl Orders {
                 }
             }
         }
-        let jump = jump_share(d.apply(sums.dangling[0]), trusted);
+        let jump = d.apply(sums.dangling[0]);
         if jump > 0 {
-            for (r, t) in run.rm.iter_mut().zip(&part.trusted) {
-                if *t {
-                    *r += jump;
+            for (r, &w) in run.rm.iter_mut().zip(&part.trust) {
+                if w > 0 {
+                    *r += trust_share(jump, w, total);
                 }
             }
         }
@@ -527,11 +527,11 @@ impl Orders {
             base: vec![0; self.peers],
             ..Gathered::default()
         };
-        for (from, urls, ranks, trusted) in nodes {
+        for (from, urls, ranks, trust) in nodes {
             g.base[from as usize] = g.urls.len() as u32;
             g.urls.extend(urls);
             g.ranks.extend(ranks);
-            g.trusted.extend(trusted);
+            g.trust.extend(trust);
         }
         let mut sorted = g.ranks.clone();
         sorted.sort_unstable_by(|a, b| b.cmp(a));
@@ -578,7 +578,15 @@ impl Orders {
             url_rank[u as usize] = k as u32;
         }
         let max_steps = u64::from(self.max_rounds) * (n as u64).max(1);
-        let o = single_page(&adj, &g.trusted, &url_rank, self.d, self.target, max_steps);
+        let o = single_page(
+            &adj,
+            &g.trust,
+            self.trust_total,
+            &url_rank,
+            self.d,
+            self.target,
+            max_steps,
+        );
         let key = OrderingKey {
             algorithm: Algorithm::RankMass,
             window_ppm: None,

@@ -259,3 +259,43 @@ impl UrlCache {
         }
     }
 }
+
+/// The trust vector of `trust.parquet`: each listed page's weight, in units of
+/// `2^-40` of the largest weight (a positive weight is at least one unit).
+/// Weights of a URL listed twice add up.
+pub type TrustWeights = HashMap<PageId, u64>;
+
+/// Reads the whole trust file (every process does: it names pages, not links,
+/// and is small next to a snapshot). A URL that cannot be a page, or a weight
+/// that is negative or not a number, is an error naming the row.
+pub fn read_trust(
+    file: &crawl_dir::InputFile,
+    site_key: SiteKey,
+) -> Result<TrustWeights, InputError> {
+    let mut raw: HashMap<PageId, f64> = HashMap::new();
+    table::read_rows(file, Share { index: 0, peers: 1 }, 0, |row| {
+        let text = row.text(0)?.ok_or("url is empty")?;
+        let url = normalize_for(text, site_key).map_err(|p| format!("trust URL {text:?}: {p}"))?;
+        let w = row.float(1)?.ok_or("weight is empty")?;
+        if !(w.is_finite() && w >= 0.0) {
+            return Err(format!("weight {w} is not a finite number >= 0"));
+        }
+        *raw.entry(PageId::of(&url.url)).or_default() += w;
+        Ok(())
+    })?;
+    let max = raw.values().copied().fold(0.0f64, f64::max);
+    if !max.is_finite() {
+        return Err(InputError::file(
+            &file.path,
+            "the weights add up to more than a double holds",
+        ));
+    }
+    Ok(raw
+        .into_iter()
+        .filter(|(_, w)| *w > 0.0)
+        .map(|(p, w)| (p, ((w / max * TRUST_UNIT as f64).round() as u64).max(1)))
+        .collect())
+}
+
+/// The largest trust weight, in [`TrustWeights`] units.
+pub const TRUST_UNIT: u64 = 1 << 40;
