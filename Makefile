@@ -5,7 +5,7 @@ WEBEVO := target/release/webevo
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: build test demo bench bench-quick bench-discovery bench-change lint fmt schemas clean
+.PHONY: build test demo bench bench-quick bench-discovery bench-change bench-rankmass lint fmt schemas clean
 
 build:
 	$(CARGO) build --release
@@ -23,10 +23,11 @@ demo: build $(PYTHON)
 	$(WEBEVO) run --input demo-data --output demo-out --job jobs/all.toml -w 2
 	$(PYTHON) scripts/demo_query.py demo-out
 
-# The benchmarks' peers also need NumPy (the revisit-plan peer).
-BENCH_DEPS := $(VENV)/.bench-deps
+# The benchmarks' peers also need NumPy (the revisit-plan peer) and igraph (the
+# PageRank peer).
+BENCH_DEPS := $(VENV)/.bench-deps-2
 $(BENCH_DEPS): $(PYTHON)
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check numpy
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check numpy igraph
 	touch $@
 
 bench: build $(BENCH_DEPS)
@@ -39,6 +40,11 @@ bench-quick: build $(BENCH_DEPS)
 # on the bench preset.
 bench-change: build $(BENCH_DEPS)
 	$(PYTHON) benches/bench.py --preset bench --change-only
+
+# Only the RankMass entry (PageRank vs igraph PRPACK, the orderings vs one solve)
+# on the bench preset.
+bench-rankmass: build $(BENCH_DEPS)
+	$(PYTHON) benches/bench.py --preset bench --rankmass-only
 
 # Only the discovery comparison (webevo vs its DuckDB SQL peer, with the correctness
 # check) on the demo preset.
@@ -56,4 +62,4 @@ schemas: build
 	$(WEBEVO) schemas
 
 clean:
-	rm -rf demo-data demo-out bench-data bench-out demo-out-discovery bench-out-discovery demo-out-change bench-out-change $(VENV)
+	rm -rf demo-data demo-out bench-data bench-out demo-out-discovery bench-out-discovery demo-out-change bench-out-change demo-out-rankmass bench-out-rankmass $(VENV)

@@ -21,8 +21,10 @@ import sys
 import time
 
 import duckdb
+import igraph as ig
 
 import discovery_sql
+import pagerank_peer
 import revisit_peer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -87,6 +89,8 @@ def main():
                     help="only the discovery comparison (webevo vs the DuckDB SQL peer)")
     ap.add_argument("--change-only", action="store_true",
                     help="only the change entry (webevo's change analysis, and its revisit solve vs NumPy)")
+    ap.add_argument("--rankmass-only", action="store_true",
+                    help="only the RankMass entry (PageRank vs igraph PRPACK, the orderings vs one PageRank solve)")
     ap.add_argument("--sql-timeout", type=float, default=1200,
                     help="seconds after which the SQL peer is stopped and reported as timed out")
     args = ap.parse_args()
@@ -99,9 +103,13 @@ def main():
     if args.change_only:
         change(args, data)
         return
+    if args.rankmass_only:
+        rankmass(args, data)
+        return
     if not args.discovery_only:
         throughput(args, data)
         change(args, data)
+        rankmass(args, data)
     if not discovery(args, data):
         sys.exit(1)
 
@@ -225,6 +233,72 @@ def change(args, data):
     lines.append("")
     lines.append(peer_line)
     write_section(f"{args.preset}-change", "\n".join(lines) + "\n")
+
+
+def rankmass(args, data):
+    """The RankMass entry: PageRank alone (`orderings = false`) with 1 and 2 workers,
+    cold on snapshot 0 and warm-started after, against igraph's PRPACK on snapshot 0's
+    graph (benches/pagerank_peer.py, same tolerance check); then the orderings with 2
+    workers, each against one PageRank solve of the same run."""
+    base = os.path.join(ROOT, f"{args.preset}-out-rankmass")  # git-ignored
+    os.makedirs(base, exist_ok=True)
+    with open(os.path.join(ROOT, "jobs", "rankmass.toml")) as f:
+        job_text = f.read()
+    pagerank_job = os.path.join(base, "pagerank.toml")
+    with open(pagerank_job, "w") as f:
+        f.write(job_text.replace("orderings = true", "orderings = false"))
+    runs = {}
+    for name, job, workers in (("pr1", pagerank_job, 1), ("pr2", pagerank_job, 2),
+                               ("orders2", os.path.join(ROOT, "jobs", "rankmass.toml"), 2)):
+        out = os.path.join(base, name)
+        shutil.rmtree(out, ignore_errors=True)
+        print(f"rankmass: webevo run ({name}) -w {workers} on {args.preset}...", file=sys.stderr)
+        subprocess.run([WEBEVO, "run", "-q", "--input", data, "--output", out, "--job", job, "-w", str(workers)],
+                       check=True, cwd=ROOT)
+        runs[name] = duckdb.sql(
+            f"select snapshot, nodes, edges, iterations, warm_started, seconds "
+            f"from read_parquet('{out}/pagerank_runs/**/*.parquet', hive_partitioning = true) order by snapshot"
+        ).fetchall()
+    print("rankmass: igraph peer on snapshot 0...", file=sys.stderr)
+    peer = pagerank_peer.compare(data, 0, os.path.join(base, "pr1"))
+    orders = duckdb.sql(
+        f"select snapshot, algorithm, \"window\", rounds, seconds, downloads_to_098_guaranteed, downloads "
+        f"from read_parquet('{base}/orders2/rankmass_summary/**/*.parquet', hive_partitioning = true) "
+        f"order by snapshot, algorithm, \"window\"").fetchall()
+    solve = {r[0]: r[5] for r in runs["orders2"]}
+    date = datetime.date.today().isoformat()
+    lines = [f"### RankMass: `{args.preset}` preset, {date}, webevo {revision()}", ""]
+    lines.append(f"Machine: {machine()}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
+                 f"--rankmass-only` (part of `make bench`): `webevo run --job jobs/rankmass.toml` with "
+                 f"`orderings = false` on 1 and 2 workers, then with the orderings on 2 workers. Times are worker "
+                 f"0's wall times (`pagerank_runs.seconds`, `rankmass_summary.seconds`); the peer is igraph "
+                 f"{ig.__version__} `personalized_pagerank(implementation=\"prpack\")` on snapshot 0's graph "
+                 f"(best of 3, graph already built).")
+    lines.append("")
+    lines.append("| snapshot | nodes | edges | steps (1 worker) | warm | PageRank s, 1 worker | PageRank s, 2 workers |")
+    lines.append("|---|---|---|---|---|---|---|")
+    two = {r[0]: r for r in runs["pr2"]}
+    for r in runs["pr1"]:
+        lines.append(f"| {r[0]} | {r[1]:,} | {r[2]:,} | {r[3]} | {r[4]} | {r[5]:.2f} | {two[r[0]][5]:.2f} |")
+    lines.append("")
+    cold1, cold2 = runs["pr1"][0][5], two[0][5]
+    warm1 = [r[5] for r in runs["pr1"][1:]]
+    lines.append(f"Snapshot 0, cold start: igraph PRPACK {peer['igraph_solve_s']:.2f} s; webevo "
+                 f"{cold1:.2f} s with 1 worker (igraph / webevo = {peer['igraph_solve_s'] / cold1:.2f}x; aim 1.5x), "
+                 f"{cold2:.2f} s with 2 ({peer['igraph_solve_s'] / cold2:.2f}x; aim 2.5x). Warm-started snapshots, "
+                 f"1 worker: {min(warm1):.2f}-{max(warm1):.2f} s (igraph's cold solve / webevo's warm = "
+                 f"{peer['igraph_solve_s'] / max(warm1):.2f}-{peer['igraph_solve_s'] / min(warm1):.2f}x; aim 4x). "
+                 f"L1 difference of the vectors: webevo vs igraph {peer['l1_webevo_vs_igraph']:.1e}, igraph vs an "
+                 f"exact NumPy power iteration {peer['l1_igraph_vs_numpy']:.1e}.")
+    lines.append("")
+    lines.append("| snapshot | ordering | window | rounds | seconds | / one PageRank solve | downloads to 0.98 guaranteed | downloads |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for seq, algo, window, rounds, secs, g98, downloads in orders:
+        w = "" if window is None else f"{window:g}"
+        ratio = secs / solve[seq] if solve.get(seq) else float("nan")
+        lines.append(f"| {seq} | {algo} | {w} | {rounds} | {secs:.2f} | {ratio:.2f} | "
+                     f"{'' if g98 is None else f'{g98:,}'} | {downloads:,} |")
+    write_section(f"{args.preset}-rankmass", "\n".join(lines) + "\n")
 
 
 def manifest_record(out):

@@ -437,3 +437,76 @@ fn pagerank_matches_power_iteration_on_the_hollins_crawl() {
         check(&out, &want, &format!("hollins, {workers} workers"));
     }
 }
+
+/// A warm start from the previous snapshot's vector reaches the same vector (to
+/// the tolerance, checked against power iteration) in fewer steps than a cold
+/// start, when the graph changed a little: 40 hosts of 50 pages, then the same
+/// with 20 of its 12,000 links moved.
+#[test]
+fn warm_start_saves_steps_on_a_small_change() {
+    let mut rng = Pcg64Mcg::seed_from_u64(73);
+    let url = |h: usize, p: usize| {
+        if p == 0 {
+            format!("http://h{h}.com/")
+        } else {
+            format!("http://h{h}.com/p{p}")
+        }
+    };
+    let pages: Vec<String> = (0..40)
+        .flat_map(|h| (0..50).map(move |p| (h, p)))
+        .map(|(h, p)| url(h, p))
+        .collect();
+    let mut links: Vec<(String, String)> = Vec::new();
+    for h in 0..40 {
+        for p in 0..50 {
+            for _ in 0..6 {
+                let (dh, dp) = if rng.random_bool(0.8) {
+                    (h, rng.random_range(0..50))
+                } else {
+                    (rng.random_range(0..40), rng.random_range(0..50))
+                };
+                links.push((url(h, p), url(dh, dp)));
+            }
+        }
+    }
+    let first = Snap {
+        day: 1,
+        partial: false,
+        pages: pages.clone(),
+        links: links.clone(),
+    };
+    for l in links.iter_mut().take(20) {
+        l.1 = url(rng.random_range(0..40), rng.random_range(0..50));
+    }
+    let snaps = [
+        first,
+        Snap {
+            day: 8,
+            partial: false,
+            pages,
+            links,
+        },
+    ];
+    let want = reference(&snaps, 0.85);
+    let dir = tempdir();
+    let input = write(&dir.path().join("in"), &snaps, 0..2);
+    let out = dir.path().join("out");
+    let j = job(
+        dir.path(),
+        "warm_start = true\nmeasure_cold = true\norderings = false\n",
+    );
+    run_in_process_with_job(&input, &out, 2, &j).unwrap();
+    let runs = check(&out, &want, "warm start");
+    let second = runs.iter().find(|r| r["snapshot"] == Cell::Int(1)).unwrap();
+    assert_eq!(second["warm_started"], Cell::Bool(true));
+    let (warm, cold) = (
+        second["iterations"].i64().unwrap(),
+        second["iterations_cold"].i64().unwrap(),
+    );
+    // The steps fall with the log of the starting error (about 1e-3 here, against
+    // about 1 from the trust vector), so the saving is a fraction, not most.
+    assert!(
+        warm + 5 <= cold,
+        "a warm start after a small change takes {warm} steps, a cold one {cold}"
+    );
+}
