@@ -376,6 +376,19 @@ fn orders_job(dir: &Path, extra: &str) -> std::path::PathBuf {
     )
 }
 
+/// Runs the crawl `input` on each number of `workers` and checks PageRank and
+/// every ordering against the references.
+fn run_and_check(dir: &Path, input: &Path, gs: &[Graph], ranks: &[Expected], workers: &[usize], context: &str) {
+    for &w in workers {
+        let out = dir.join(format!("out{w}"));
+        let j = orders_job(dir, "");
+        run_in_process_with_job(input, &out, w, &j).unwrap();
+        let context = format!("{context}, {w} workers");
+        crate::rankmass_reference::check(&out, ranks, &context);
+        check(&out, gs, ranks, true, &context);
+    }
+}
+
 #[test]
 fn orderings_match_figures_5_and_6_on_random_crawls() {
     let mut rng = Pcg64Mcg::seed_from_u64(67);
@@ -385,18 +398,7 @@ fn orderings_match_figures_5_and_6_on_random_crawls() {
         let ranks = reference(&snaps, 0.85);
         let dir = tempdir();
         let input = write(&dir.path().join("in"), &snaps, 0..snaps.len());
-        for workers in [1, 3] {
-            let out = dir.path().join(format!("out{workers}"));
-            let j = orders_job(dir.path(), "");
-            run_in_process_with_job(&input, &out, workers, &j).unwrap();
-            check(
-                &out,
-                &gs,
-                &ranks,
-                true,
-                &format!("case {case}, {workers} workers"),
-            );
-        }
+        run_and_check(dir.path(), &input, &gs, &ranks, &[1, 3], &format!("case {case}"));
     }
 }
 
@@ -413,18 +415,7 @@ fn orderings_match_the_references_on_the_hollins_crawl() {
     let ranks = reference(&snaps, 0.85);
     let dir = tempdir();
     let input = write(&dir.path().join("in"), &snaps, 0..1);
-    for workers in [1, 2] {
-        let out = dir.path().join(format!("out{workers}"));
-        let j = orders_job(dir.path(), "");
-        run_in_process_with_job(&input, &out, workers, &j).unwrap();
-        check(
-            &out,
-            &gs,
-            &ranks,
-            true,
-            &format!("hollins, {workers} workers"),
-        );
-    }
+    run_and_check(dir.path(), &input, &gs, &ranks, &[1, 2], "hollins");
 }
 
 /// A trust file (`trust.tsv`: a random subset of the crawl's URLs and some
@@ -461,13 +452,6 @@ fn pagerank_and_orderings_follow_a_trust_file() {
             text.push_str(&format!("{u}\t{w}\n"));
         }
         std::fs::write(input.join("trust.tsv"), text).unwrap();
-        for workers in [1, 2] {
-            let out = dir.path().join(format!("out{workers}"));
-            let j = orders_job(dir.path(), "");
-            run_in_process_with_job(&input, &out, workers, &j).unwrap();
-            let context = format!("trust case {case}, {workers} workers");
-            crate::rankmass_reference::check(&out, &ranks, &context);
-            check(&out, &gs, &ranks, true, &context);
-        }
+        run_and_check(dir.path(), &input, &gs, &ranks, &[1, 2], &format!("trust case {case}"));
     }
 }
