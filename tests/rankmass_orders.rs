@@ -378,7 +378,14 @@ fn orders_job(dir: &Path, extra: &str) -> std::path::PathBuf {
 
 /// Runs the crawl `input` on each number of `workers` and checks PageRank and
 /// every ordering against the references.
-fn run_and_check(dir: &Path, input: &Path, gs: &[Graph], ranks: &[Expected], workers: &[usize], context: &str) {
+fn run_and_check(
+    dir: &Path,
+    input: &Path,
+    gs: &[Graph],
+    ranks: &[Expected],
+    workers: &[usize],
+    context: &str,
+) {
     for &w in workers {
         let out = dir.join(format!("out{w}"));
         let j = orders_job(dir, "");
@@ -398,7 +405,14 @@ fn orderings_match_figures_5_and_6_on_random_crawls() {
         let ranks = reference(&snaps, 0.85);
         let dir = tempdir();
         let input = write(&dir.path().join("in"), &snaps, 0..snaps.len());
-        run_and_check(dir.path(), &input, &gs, &ranks, &[1, 3], &format!("case {case}"));
+        run_and_check(
+            dir.path(),
+            &input,
+            &gs,
+            &ranks,
+            &[1, 3],
+            &format!("case {case}"),
+        );
     }
 }
 
@@ -452,6 +466,13 @@ fn pagerank_and_orderings_follow_a_trust_file() {
             text.push_str(&format!("{u}\t{w}\n"));
         }
         std::fs::write(input.join("trust.tsv"), text).unwrap();
-        run_and_check(dir.path(), &input, &gs, &ranks, &[1, 2], &format!("trust case {case}"));
+        run_and_check(
+            dir.path(),
+            &input,
+            &gs,
+            &ranks,
+            &[1, 2],
+            &format!("trust case {case}"),
+        );
     }
 }
