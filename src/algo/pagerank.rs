@@ -27,7 +27,9 @@ impl Damping {
 
     /// The share `d r / c` each of a page's `c` outlinks carries.
     pub fn share(self, r: u64, c: u32) -> u64 {
-        (self.apply(u128::from(r)) / u128::from(c.max(1))) as u64
+        // `d r < r` fits in 64 bits, and a 64-bit division is many times
+        // faster than a 128-bit one (a library call), once per node and step.
+        (self.apply(u128::from(r)) as u64) / u64::from(c.max(1))
     }
 
     /// The mass that jumps by the trust vector: `(1 − d) + d · dangling`.
