@@ -2,6 +2,7 @@
 //! site's data. No timely or differential types here.
 
 pub mod change;
+pub mod echo;
 pub mod greedy;
 pub mod jaccard;
 pub mod pagerank;
