@@ -44,3 +44,13 @@ order by score desc limit 5
 print("RankMass: the five pages of highest PageRank in the last snapshot:")
 print(query)
 duckdb.sql(query).show()
+
+query = f"""
+select algorithm, "window", downloads_to_098_guaranteed, downloads_to_098_actual, rounds
+from read_parquet('{out}/rankmass_summary/**/*.parquet', hive_partitioning = true)
+where snapshot = (select max(snapshot) from read_parquet('{out}/rankmass_summary/**/*.parquet', hive_partitioning = true))
+order by algorithm, "window"
+"""
+print("RankMass: pages to fetch to be sure of (guaranteed) and to hold (actual) 98% of the PageRank:")
+print(query)
+duckdb.sql(query).show()
