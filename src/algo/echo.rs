@@ -129,6 +129,92 @@ pub fn marginal(s: &Source, interval: f64) -> f64 {
     s.value() * phi(s.mu * interval)
 }
 
+/// `λ_i` from a source's crawls: `times[j]` of crawl `j` (increasing) and
+/// `new_links[j]`, the links to never-seen pages it found (the first crawl is
+/// the baseline, whatever it found). Over the last `n` crawls:
+/// `λ = (new links of crawls max(2, k−n+1)..k) / (s_k − s_{max(1, k−n)})`
+/// (1-based); `None` before the second crawl.
+pub fn new_link_rate(times: &[f64], new_links: &[u64], n: usize) -> Option<f64> {
+    let k = times.len();
+    if k < 2 || n == 0 {
+        return None;
+    }
+    // 0-based: crawls max(1, k-n)..k-1 count, measured from crawl max(0, k-n-1).
+    let first = k.saturating_sub(n).max(1);
+    let from = k.saturating_sub(n + 1);
+    let links: u64 = new_links[first..k].iter().sum();
+    let span = times[k - 1] - times[from];
+    (span > 0.0).then(|| links as f64 / span)
+}
+
+/// A least-squares fit of `P (1 − e^{−μ t})`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClickFit {
+    pub profit: f64,
+    pub mu: f64,
+    /// Root mean square residual.
+    pub rmse: f64,
+}
+
+/// Fits `P (1 − e^{−μ t})` to cumulative clicks `y[k]` at ages `t[k]` (seconds),
+/// for `μ` in `[mu_lo, mu_hi]`. For a fixed `μ` the best `P` is closed-form
+/// (`Σ y g / Σ g²` with `g = 1 − e^{−μ t}`), so only `μ` is searched: a grid over
+/// `log μ`, then golden-section search around its best point. `None` without
+/// data or clicks.
+pub fn fit_clicks(t: &[f64], y: &[f64], mu_lo: f64, mu_hi: f64) -> Option<ClickFit> {
+    if t.is_empty() || t.len() != y.len() || y.iter().all(|v| *v <= 0.0) {
+        return None;
+    }
+    // (P, residual sum of squares) at `μ`.
+    let at = |mu: f64| -> (f64, f64) {
+        let (mut yg, mut gg) = (0.0, 0.0);
+        for (ti, yi) in t.iter().zip(y) {
+            let g = -(-mu * ti).exp_m1();
+            yg += yi * g;
+            gg += g * g;
+        }
+        let p = if gg > 0.0 { yg / gg } else { 0.0 };
+        let rss: f64 = t
+            .iter()
+            .zip(y)
+            .map(|(ti, yi)| {
+                let e = yi - p * -(-mu * ti).exp_m1();
+                e * e
+            })
+            .sum();
+        (p, rss)
+    };
+    let (a, b) = (mu_lo.ln(), mu_hi.ln());
+    const GRID: usize = 200;
+    let step = (b - a) / GRID as f64;
+    let best = (0..=GRID)
+        .map(|k| a + step * k as f64)
+        .min_by(|x, z| at(x.exp()).1.total_cmp(&at(z.exp()).1))
+        .expect("a grid point");
+    // Golden-section search on log μ within one grid step either side.
+    let (mut lo, mut hi) = ((best - step).max(a), (best + step).min(b));
+    let r = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..100 {
+        let x1 = hi - r * (hi - lo);
+        let x2 = lo + r * (hi - lo);
+        if at(x1.exp()).1 <= at(x2.exp()).1 {
+            hi = x2;
+        } else {
+            lo = x1;
+        }
+        if hi - lo < 1e-12 {
+            break;
+        }
+    }
+    let mu = (0.5 * (lo + hi)).exp();
+    let (profit, rss) = at(mu);
+    Some(ClickFit {
+        profit,
+        mu,
+        rmse: (rss / t.len() as f64).sqrt(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,6 +342,56 @@ mod tests {
                 s.profit_per_s
             );
         }
+    }
+
+    #[test]
+    fn lambda_is_exact_on_hand_built_histories() {
+        // Crawls at 0, 100, 250, 600 s finding 9 (baseline), 2, 3, 5 new links.
+        let times = [0.0, 100.0, 250.0, 600.0];
+        let links = [9, 2, 3, 5];
+        assert_eq!(new_link_rate(&times[..1], &links[..1], 7), None);
+        assert_eq!(
+            new_link_rate(&times[..2], &links[..2], 7),
+            Some(2.0 / 100.0)
+        );
+        // All crawls after the baseline, from the baseline's time.
+        assert_eq!(new_link_rate(&times, &links, 7), Some(10.0 / 600.0));
+        assert_eq!(new_link_rate(&times, &links, 3), Some(10.0 / 600.0));
+        // The last two: crawls 3 and 4, from crawl 2's time.
+        assert_eq!(new_link_rate(&times, &links, 2), Some(8.0 / 500.0));
+        assert_eq!(new_link_rate(&times, &links, 1), Some(5.0 / 350.0));
+    }
+
+    #[test]
+    fn the_fit_recovers_known_curves() {
+        let mut next = rng(0x51f1_5eed_0bad_cafe);
+        for case in 0..30 {
+            let profit = 10f64.powf(0.5 + 2.5 * next());
+            let mu = 10f64.powf(-5.0 + 2.5 * next());
+            // 20-minute bins over three days, 3% multiplicative noise.
+            let t: Vec<f64> = (1..=216).map(|k| 1200.0 * k as f64).collect();
+            let y: Vec<f64> = t
+                .iter()
+                .map(|ti| profit * -(-mu * ti).exp_m1() * (1.0 + 0.06 * (next() - 0.5)))
+                .collect();
+            let f = fit_clicks(&t, &y, 1e-7, 1e-1).unwrap();
+            // P within 3%, μ within 10% while the curve still rises in the
+            // window (μ t_max > 0.3); a flat curve pins P, not μ.
+            assert!(
+                (f.profit / profit - 1.0).abs() < 0.03,
+                "case {case}: P {} vs {profit}",
+                f.profit
+            );
+            if mu * t[t.len() - 1] > 0.3 && mu * t[0] < 3.0 {
+                assert!(
+                    (f.mu / mu - 1.0).abs() < 0.1,
+                    "case {case}: mu {} vs {mu}",
+                    f.mu
+                );
+            }
+            assert!(f.rmse < 0.05 * profit, "case {case}");
+        }
+        assert_eq!(fit_clicks(&[1.0], &[0.0], 1e-6, 1.0), None);
     }
 
     #[test]
