@@ -68,15 +68,19 @@ fn interval(s: &Source, a: f64, omega: f64, x: &mut f64) -> f64 {
     *x / s.mu
 }
 
-/// Fetches per second at multiplier `omega`.
-fn fetch_rate(sources: &[Source], values: &[f64], omega: f64, xs: &mut [f64]) -> f64 {
-    sources
-        .iter()
-        .zip(values)
-        .zip(xs.iter_mut())
-        .filter(|((_, &a), _)| a > omega)
-        .map(|((s, &a), x)| 1.0 / interval(s, a, omega, x) + s.lambda)
-        .sum()
+/// Fetches per second at multiplier `omega`, and their derivative in `omega`
+/// (from `dx/dω = 1 / (a φ'(x))`, `φ'(x) = x e^{−x}`).
+fn fetch_rate(sources: &[Source], values: &[f64], omega: f64, xs: &mut [f64]) -> (f64, f64) {
+    let mut rate = 0.0;
+    let mut slope = 0.0;
+    for ((s, &a), x) in sources.iter().zip(values).zip(xs.iter_mut()) {
+        if a > omega {
+            let i = interval(s, a, omega, x);
+            rate += 1.0 / i + s.lambda;
+            slope -= s.mu / (*x * *x) / (a * *x * (-*x).exp());
+        }
+    }
+    (rate, slope)
 }
 
 /// The ECHO schedule for `rate` fetches per second.
@@ -88,16 +92,66 @@ pub fn schedule(sources: &[Source], rate: f64) -> Schedule {
     let (mut lo, mut hi) = (0.0f64, top);
     let mut xs = vec![0.0f64; sources.len()];
     if top > 0.0 && rate > 0.0 {
-        // To a relative 1e-13: about 45 steps plus log2(top / ω).
+        // Newton's method on the fetch rate, kept inside the bracket
+        // [lo (too many fetches), hi (within budget)] and replaced by halving
+        // whenever it leaves it or shrinks it too slowly; halving alone takes
+        // 45 steps plus log2(top / ω), each a pass over every source.
+        // The values where a source switches on, sorted: where the budget falls
+        // into a switch-on jump, the answer is that source's value, found as
+        // soon as the bracket holds only it rather than by halving down to it.
+        let mut steps: Vec<(f64, f64)> = sources
+            .iter()
+            .zip(&values)
+            .filter(|(_, &a)| a > 0.0)
+            .map(|(s, &a)| (a, s.lambda))
+            .collect();
+        steps.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let mut omega = 0.5 * top;
+        let mut before_last = f64::INFINITY;
+        let mut last = f64::INFINITY;
         while hi - lo > 1e-13 * hi {
-            let mid = 0.5 * (lo + hi);
-            if mid <= lo || mid >= hi {
-                break;
-            }
-            if fetch_rate(sources, &values, mid, &mut xs) > rate {
-                lo = mid;
+            let (f, slope) = fetch_rate(sources, &values, omega, &mut xs);
+            if f > rate {
+                lo = omega;
             } else {
-                hi = mid;
+                hi = omega;
+                if rate - f <= 1e-13 * rate {
+                    break;
+                }
+            }
+            let inside = steps.partition_point(|v| v.0 <= lo)..steps.partition_point(|v| v.0 < hi);
+            if inside.len() == 1 {
+                let (a, lambda) = steps[inside.start];
+                let (fa, _) = fetch_rate(sources, &values, a, &mut xs);
+                if fa <= rate && fa + lambda > rate {
+                    hi = a;
+                    break;
+                }
+                if fa <= rate {
+                    hi = a;
+                } else {
+                    lo = a;
+                }
+            }
+            let newton = omega - (f - rate) / slope;
+            // As in `rtsafe`: halve instead when Newton leaves the bracket or
+            // its step is not less than half the one before the last (from a
+            // lower end of 0, by a factor of 10).
+            let next = if newton > lo && newton < hi && (newton - omega).abs() < 0.5 * before_last {
+                newton
+            } else if lo == 0.0 {
+                0.1 * hi
+            } else {
+                0.5 * (lo + hi)
+            };
+            before_last = last;
+            last = (next - omega).abs();
+            omega = next;
+            if omega <= lo || omega >= hi {
+                omega = 0.5 * (lo + hi);
+                if omega <= lo || omega >= hi {
+                    break;
+                }
             }
         }
     }
@@ -322,7 +376,8 @@ mod tests {
                 &sources.iter().map(Source::value).collect::<Vec<_>>(),
                 s.omega * (1.0 - 1e-9),
                 &mut vec![0.0; n],
-            );
+            )
+            .0;
             if spent < rate * (1.0 - 1e-6) {
                 assert!(
                     below > rate,
