@@ -484,31 +484,14 @@ mod tests {
             "the schedule was optimal on only {exact} of 40"
         );
     }
-}
-
-#[cfg(test)]
-mod timing {
-    use super::*;
 
     /// Not a timed test: prints the time of a 100k-source solve (run with
-    /// `cargo test --release --lib echo::timing -- --ignored --nocapture`).
+    /// `cargo test --release --lib echo::tests::hundred -- --ignored --nocapture`).
     #[test]
     #[ignore]
     fn hundred_thousand_sources() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
-        let sources: Vec<Source> = (0..100_000)
-            .map(|_| Source {
-                lambda: 10f64.powf(-4.0 + 2.0 * next()),
-                profit: 10f64.powf(3.0 * next()),
-                mu: 10f64.powf(-5.0 + 2.0 * next()),
-            })
-            .collect();
+        let mut next = rng(0x2545_f491_4f6c_dd1d);
+        let sources = random_sources(&mut next, 100_000);
         let rate: f64 = sources.iter().map(|s| s.lambda).sum::<f64>() * 1.5;
         let started = std::time::Instant::now();
         let s = schedule(&sources, rate);
