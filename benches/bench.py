@@ -54,11 +54,16 @@ def machine():
     return f"{os.cpu_count()} cores ({cpu}), {mem_kb / 2**20:.0f} GiB, {platform.system()} {platform.release()}"
 
 
-def run(data, out, workers):
+def webevo_run(data, out, job, workers):
+    """`webevo run` of `job` into a fresh `out`."""
     shutil.rmtree(out, ignore_errors=True)
-    started = time.time()
-    subprocess.run([WEBEVO, "run", "-q", "--input", data, "--output", out, "--job", "jobs/all.toml", "-w", str(workers)],
+    subprocess.run([WEBEVO, "run", "-q", "--input", data, "--output", out, "--job", job, "-w", str(workers)],
                    check=True, cwd=ROOT)
+
+
+def run(data, out, workers):
+    started = time.time()
+    webevo_run(data, out, "jobs/all.toml", workers)
     wall = time.time() - started
     with open(os.path.join(out, "_manifest.json")) as f:
         record = json.load(f)["runs"][-1]
@@ -172,10 +177,8 @@ def change(args, data):
     records = {}
     for name, job in (("change", os.path.join(ROOT, "jobs", "change.toml")), ("foundation", foundation_job)):
         out = os.path.join(base, name)
-        shutil.rmtree(out, ignore_errors=True)
         print(f"change: webevo run ({name}) -w {workers} on {args.preset}...", file=sys.stderr)
-        subprocess.run([WEBEVO, "run", "-q", "--input", data, "--output", out, "--job", job, "-w", str(workers)],
-                       check=True, cwd=ROOT)
+        webevo_run(data, out, job, workers)
         records[name] = manifest_record(out)
     out = os.path.join(base, "change")
     fetched = dict(duckdb.sql(
@@ -251,10 +254,8 @@ def rankmass(args, data):
     for name, job, workers in (("pr1", pagerank_job, 1), ("pr2", pagerank_job, 2),
                                ("orders2", os.path.join(ROOT, "jobs", "rankmass.toml"), 2)):
         out = os.path.join(base, name)
-        shutil.rmtree(out, ignore_errors=True)
         print(f"rankmass: webevo run ({name}) -w {workers} on {args.preset}...", file=sys.stderr)
-        subprocess.run([WEBEVO, "run", "-q", "--input", data, "--output", out, "--job", job, "-w", str(workers)],
-                       check=True, cwd=ROOT)
+        webevo_run(data, out, job, workers)
         runs[name] = duckdb.sql(
             f"select snapshot, nodes, edges, iterations, warm_started, seconds "
             f"from read_parquet('{out}/pagerank_runs/**/*.parquet', hive_partitioning = true) order by snapshot"

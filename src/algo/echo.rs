@@ -11,7 +11,7 @@
 //! rises, jumping down by `λ_i` where source `i` switches off, so the schedule
 //! takes the smallest `ω` whose fetch rate does not exceed `N`.
 
-use crate::algo::revisit::{phi, phi_inverse};
+use crate::algo::revisit::phi_inverse;
 
 /// A content source's estimates.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -177,12 +177,6 @@ pub fn schedule(sources: &[Source], rate: f64) -> Schedule {
     out
 }
 
-/// The marginal profit of one more recrawl per second of a source crawled every
-/// `interval` seconds: `a φ(μ I)` (the Lagrange condition's left side).
-pub fn marginal(s: &Source, interval: f64) -> f64 {
-    s.value() * phi(s.mu * interval)
-}
-
 /// `λ_i` from a source's crawls: `times[j]` of crawl `j` (increasing) and
 /// `new_links[j]`, the links to never-seen pages it found (the first crawl is
 /// the baseline, whatever it found). Over the last `n` crawls:
@@ -287,13 +281,26 @@ mod tests {
     /// recrawls per second among them: the objective is concave in the recrawl
     /// rates `f_i = 1/I_i`, so projected gradient ascent on the simplex
     /// `Σ f_i = budget` finds it.
+    /// A source's profit per second at `f` recrawls per second, written out:
+    /// `λ P (1 − e^{−x}) / x` with `x = μ / f`.
+    fn profit_at(s: &Source, f: f64) -> f64 {
+        let x = s.mu / f;
+        s.lambda * s.profit * -(-x).exp_m1() / x
+    }
+
+    /// Its derivative in `f`: `(λ P / μ) (1 − (1 + x) e^{−x})`.
+    fn gradient_at(s: &Source, f: f64) -> f64 {
+        let x = s.mu / f;
+        s.lambda * s.profit / s.mu * (-(-x).exp_m1() - x * (-x).exp())
+    }
+
     fn ascent(sources: &[Source], on: &[usize], budget: f64) -> f64 {
         let q = |f: &[f64]| -> f64 {
             on.iter()
                 .zip(f)
                 .map(|(&i, &fi)| {
                     if fi > 0.0 {
-                        sources[i].profit_per_s(1.0 / fi)
+                        profit_at(&sources[i], fi)
                     } else {
                         0.0
                     }
@@ -307,7 +314,7 @@ mod tests {
             let g: Vec<f64> = on
                 .iter()
                 .zip(&f)
-                .map(|(&i, &fi)| marginal(&sources[i], 1.0 / fi.max(1e-300)))
+                .map(|(&i, &fi)| gradient_at(&sources[i], fi.max(1e-300)))
                 .collect();
             let mean = g.iter().sum::<f64>() / g.len() as f64;
             let trial: Vec<f64> = f
@@ -357,7 +364,7 @@ mod tests {
                 assert_eq!(i.is_none(), src.value() <= s.omega, "case {case}");
                 if let Some(i) = i {
                     // The Lagrange condition holds for every crawled source.
-                    let m = marginal(src, *i);
+                    let m = gradient_at(src, 1.0 / *i);
                     assert!(
                         (m - s.omega).abs() <= 1e-9 * s.omega,
                         "case {case}: {m} vs {}",

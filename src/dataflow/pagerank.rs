@@ -159,6 +159,24 @@ pub enum Out {
     Summary(RankmassSummaryRow),
 }
 
+impl Out {
+    const KINDS: u64 = 8;
+
+    /// Its output stream, in declaration order.
+    fn kind(&self) -> u64 {
+        match self {
+            Out::Msg(_) => 0,
+            Out::Row(_) => 1,
+            Out::Run(_) => 2,
+            Out::Weight(_) => 3,
+            Out::Host(_) => 4,
+            Out::Order(_) => 5,
+            Out::Curve(_) => 6,
+            Out::Summary(_) => 7,
+        }
+    }
+}
+
 /// One worker's part of a snapshot's graph.
 #[derive(Default)]
 pub struct Part {
@@ -804,55 +822,27 @@ pub fn pagerank<'s>(
                 }
             },
         );
-        let mut parts = out.partition(8, |o| {
-            let part = match &o {
-                Out::Msg(_) => 0,
-                Out::Row(_) => 1,
-                Out::Run(_) => 2,
-                Out::Weight(_) => 3,
-                Out::Host(_) => 4,
-                Out::Order(_) => 5,
-                Out::Curve(_) => 6,
-                Out::Summary(_) => 7,
+        // One stream per kind, in `Out::kind` order; each takes its own.
+        let mut parts = out.partition(Out::KINDS, |o| (o.kind(), o)).into_iter();
+        macro_rules! take {
+            ($kind:path) => {
+                parts
+                    .next()
+                    .expect("a part per kind")
+                    .flat_map(|o| match o {
+                        $kind(x) => Some(x),
+                        _ => None,
+                    })
             };
-            (part, o)
-        });
-        let summaries = parts.pop().expect("eight parts").flat_map(|o| match o {
-            Out::Summary(r) => Some(r),
-            _ => None,
-        });
-        let curves = parts.pop().expect("eight parts").flat_map(|o| match o {
-            Out::Curve(r) => Some(r),
-            _ => None,
-        });
-        let orders = parts.pop().expect("eight parts").flat_map(|o| match o {
-            Out::Order(r) => Some(r),
-            _ => None,
-        });
-        let hosts = parts.pop().expect("eight parts").flat_map(|o| match o {
-            Out::Host(h) => Some(h),
-            _ => None,
-        });
-        let weights = parts.pop().expect("eight parts").flat_map(|o| match o {
-            Out::Weight(w) => Some(w),
-            _ => None,
-        });
-        let runs = parts.pop().expect("eight parts").flat_map(|o| match o {
-            Out::Run(r) => Some(r),
-            _ => None,
-        });
-        let rows = parts.pop().expect("eight parts").flat_map(|o| match o {
-            Out::Row(r) => Some(r),
-            _ => None,
-        });
-        parts
-            .pop()
-            .expect("eight parts")
-            .flat_map(|o| match o {
-                Out::Msg(m) => Some(m),
-                _ => None,
-            })
-            .connect_loop(handle);
+        }
+        take!(Out::Msg).connect_loop(handle);
+        let rows = take!(Out::Row);
+        let runs = take!(Out::Run);
+        let weights = take!(Out::Weight);
+        let hosts = take!(Out::Host);
+        let orders = take!(Out::Order);
+        let curves = take!(Out::Curve);
+        let summaries = take!(Out::Summary);
         PageRankOut {
             rows: rows.leave(outer),
             runs: runs.leave(outer),

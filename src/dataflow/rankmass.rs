@@ -124,6 +124,8 @@ pub struct Orders {
     gathered: Option<Gathered>,
     /// Worker 0: the graph for the single-page RankMass, until it runs.
     graphs: Vec<(u32, GraphPart)>,
+    /// The pass's sums per slot, reused by every pass.
+    acc: Vec<u64>,
 }
 
 impl Orders {
@@ -149,6 +151,7 @@ impl Orders {
             finished: VecDeque::new(),
             gathered: None,
             graphs: Vec::new(),
+            acc: Vec::new(),
         }
     }
 
@@ -275,7 +278,9 @@ impl Orders {
             run.downloaded[i as usize] = true;
             run.log.push((i, round, run.rm[i as usize]));
         }
-        let mut acc = vec![0u64; part.slots.len()];
+        let acc = &mut self.acc;
+        acc.clear();
+        acc.resize(part.slots.len(), 0);
         let mut pushed: u128 = 0;
         let mut dangling: u128 = 0;
         for i in 0..run.rm.len() {
@@ -558,11 +563,8 @@ impl Orders {
                 let list = &mut adj[(base + i as u32) as usize];
                 for &slot in &p.targets[lo..hi] {
                     // The slot's owner, and its position in the owner's order.
-                    let owner = p
-                        .runs
-                        .iter()
-                        .position(|r| r.0 <= slot && slot < r.1)
-                        .expect("every slot has an owner");
+                    // The runs are consecutive ranges in owner order.
+                    let owner = p.runs.partition_point(|r| r.1 <= slot);
                     let k = (slot - p.runs[owner].0) as usize;
                     let local = graphs[owner].1.inbound[*from as usize][k];
                     if local != u32::MAX {
