@@ -22,6 +22,7 @@
 //! OUT/snapshots/<seq>/{snapshot.json, pages.parquet, links.parquet}
 //! OUT/clicks.parquet
 //! OUT/truth/{pages, sources, hosts, snapshots}.parquet
+//! OUT/news/…   the frequent partial crawl of news front pages (see `news`)
 //! ```
 //!
 //! Output is a pure function of `(preset, seed)`: one seeded PCG stream drives the
@@ -34,6 +35,7 @@ mod crosslinks;
 mod evolve;
 mod model;
 mod names;
+mod news;
 mod presets;
 mod random;
 mod snapshot;
@@ -79,6 +81,10 @@ pub struct GenerateSummary {
     pub links: u64,
     /// Hosts that ever existed.
     pub hosts: u64,
+    /// The news crawl (`OUT/news`): partial snapshots, front pages, articles.
+    pub news_snapshots: usize,
+    pub news_sources: usize,
+    pub news_articles: usize,
 }
 
 /// Threads that encode and compress snapshot files while the simulation runs ahead.
@@ -133,11 +139,16 @@ pub fn generate(
         for written in finished {
             report.add(written?);
         }
+        let hosts = hosts?;
+        let news = news::generate_news(preset, seed, &out.join("news"), &mut *report.progress)?;
         Ok(GenerateSummary {
+            news_snapshots: news.snapshots,
+            news_sources: news.sources,
+            news_articles: news.articles,
             snapshots: total,
             pages: report.pages,
             links: report.links,
-            hosts: hosts?,
+            hosts,
         })
     })
 }
@@ -156,7 +167,7 @@ fn write_snapshots(
         let job = jobs.lock().expect("no writer panicked").recv();
         let Ok((crawl, urls)) = job else { break };
         let dir = snapshots.join(crawl.seq.to_string());
-        let written = write::write_crawl(&dir, &crawl, &urls)
+        let written = write::write_crawl(&dir, &crawl, &urls, false)
             .map(|()| (crawl.seq, crawl.pages.len(), crawl.links.len()));
         if done.send(written).is_err() {
             break;

@@ -141,7 +141,12 @@ struct SnapshotMeta {
 
 /// Writes one snapshot directory: pages, links, and `snapshot.json` last, so a directory
 /// with its metadata file is complete.
-pub(crate) fn write_crawl(dir: &Path, crawl: &Crawl, urls: &UrlView) -> anyhow::Result<()> {
+pub(crate) fn write_crawl(
+    dir: &Path,
+    crawl: &Crawl,
+    urls: &UrlView,
+    partial: bool,
+) -> anyhow::Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("Could not create {}", dir.display()))?;
     let pages = crawl
         .pages
@@ -160,7 +165,7 @@ pub(crate) fn write_crawl(dir: &Path, crawl: &Crawl, urls: &UrlView) -> anyhow::
     write_parquet(&dir.join("links.parquet"), links_schema(), &[], links)?;
     let meta = SnapshotMeta {
         time: clock::rfc3339(crawl.time)?,
-        partial: false,
+        partial,
     };
     atomically(&dir.join("snapshot.json"), |mut file| {
         serde_json::to_writer(&mut file, &meta)?;
