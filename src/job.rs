@@ -42,7 +42,7 @@ impl Analysis {
     pub fn available(self) -> bool {
         matches!(
             self,
-            Analysis::Discovery | Analysis::Change | Analysis::Rankmass
+            Analysis::Discovery | Analysis::Change | Analysis::Echo | Analysis::Rankmass
         )
     }
 }
@@ -61,6 +61,8 @@ pub struct JobFile {
     pub change: ChangeParams,
     #[serde(default)]
     pub rankmass: RankmassParams,
+    #[serde(default)]
+    pub echo: EchoParams,
 }
 
 /// How pages are grouped into sites.
@@ -235,6 +237,87 @@ impl ChangeParams {
     }
 }
 
+/// The ECHO analysis' parameters (`[echo]`; docs/echo.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EchoParams {
+    /// `D`: pages linked from a main page are content sources once this old.
+    pub content_age_days: f64,
+    /// `n`: the new-link rate is taken over a source's last `n` crawls.
+    pub crawls: u32,
+    /// Clicks of a new page are followed for this long after it was found.
+    pub click_horizon_hours: f64,
+    /// The pessimistic `P` of a source without clicked pages, and its decay.
+    pub default_profit: f64,
+    pub default_half_life_hours: f64,
+    /// The fitted decay is searched between these half-lives.
+    pub min_half_life_hours: f64,
+    pub max_half_life_hours: f64,
+    /// Crawl rates `N` (fetches per second) the schedule is solved for.
+    pub crawl_rates_per_s: Vec<f64>,
+}
+
+impl Default for EchoParams {
+    fn default() -> Self {
+        EchoParams {
+            content_age_days: 3.0,
+            crawls: 7,
+            click_horizon_hours: 48.0,
+            default_profit: 1.0,
+            default_half_life_hours: 2.0,
+            min_half_life_hours: 0.05,
+            max_half_life_hours: 24.0 * 30.0,
+            crawl_rates_per_s: vec![0.1, 0.2, 0.5, 1.0],
+        }
+    }
+}
+
+impl EchoParams {
+    fn check(&self) -> Result<(), String> {
+        let positive = [
+            ("click_horizon_hours", self.click_horizon_hours),
+            ("default_half_life_hours", self.default_half_life_hours),
+            ("min_half_life_hours", self.min_half_life_hours),
+            ("max_half_life_hours", self.max_half_life_hours),
+        ];
+        if let Some((name, v)) = positive.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
+            return Err(format!("echo.{name} = {v} must be a positive number"));
+        }
+        for (name, v) in [
+            ("content_age_days", self.content_age_days),
+            ("default_profit", self.default_profit),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("echo.{name} = {v} must be a number >= 0"));
+            }
+        }
+        if self.min_half_life_hours >= self.max_half_life_hours {
+            return Err(format!(
+                "echo.min_half_life_hours = {} is not below max_half_life_hours = {}",
+                self.min_half_life_hours, self.max_half_life_hours
+            ));
+        }
+        if self.crawls == 0 {
+            return Err("echo.crawls must be at least 1".into());
+        }
+        if let Some(r) = self
+            .crawl_rates_per_s
+            .iter()
+            .find(|r| !(r.is_finite() && **r > 0.0))
+        {
+            return Err(format!(
+                "echo.crawl_rates_per_s: {r} is not a positive number"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The click horizon in seconds.
+    pub fn horizon_s(&self) -> f64 {
+        self.click_horizon_hours * 3600.0
+    }
+}
+
 /// The RankMass analysis' parameters (`[rankmass]`; docs/rankmass.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -345,6 +428,8 @@ pub struct Job {
     pub change: ChangeParams,
     #[serde(default)]
     pub rankmass: RankmassParams,
+    #[serde(default)]
+    pub echo: EchoParams,
 }
 
 impl Default for Job {
@@ -403,11 +488,13 @@ impl Job {
         file.discovery.check().map_err(invalid)?;
         file.change.check().map_err(invalid)?;
         file.rankmass.check().map_err(invalid)?;
+        file.echo.check().map_err(invalid)?;
         Ok(Job {
             analyses,
             discovery: file.discovery,
             change: file.change,
             rankmass: file.rankmass,
+            echo: file.echo,
             write: WriteSettings {
                 row_group_rows: o.row_group_rows,
                 zstd_level: o.zstd_level,

@@ -30,10 +30,13 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::algo::change::DomainClass;
+use crate::algo::pagerank::is_main_page;
 use crate::change_book::{ChangeBook, ChangeKey};
-use crate::ingest::{LinkObs, Mention, OddRows, PageObs, Record, UrlText};
+use crate::dataflow::echo::{EchoMsg, SourceObs};
+use crate::ingest::{ClickObs, LinkObs, Mention, OddRows, PageObs, Record, UrlText};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
 use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
+use crate::output::echo::SourceKind;
 use crate::state::StateRecord;
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
@@ -127,6 +130,8 @@ pub enum LedgerOut {
     /// snapshot's revisit plan. Not the ledger's: the PageRank stage's output
     /// joins the plan's stream of per-snapshot messages.
     PlanWeight(PageId, u64),
+    /// ECHO: a per-snapshot message of the echo stage (see `dataflow::echo`).
+    Echo(EchoMsg),
 }
 
 /// RankMass: a node of a snapshot's graph on the worker of its host, with its
@@ -147,6 +152,7 @@ pub struct Batch {
     pub mentions: Vec<Mention>,
     pub links: Vec<LinkKey>,
     pub restore: Vec<StateRecord>,
+    pub clicks: Vec<ClickObs>,
 }
 
 impl Batch {
@@ -165,6 +171,7 @@ impl Batch {
             Record::Mention(m) => self.mentions.push(*m),
             Record::Link(l) => self.links.push(LinkKey::from(l)),
             Record::Restore(s) => self.restore.push(*s),
+            Record::Click(c) => self.clicks.push(*c),
         }
     }
 }
@@ -194,6 +201,19 @@ pub struct Ledger {
     pub change: Option<ChangeBook>,
     /// Whether to emit the RankMass graph.
     pub rank: bool,
+    /// Whether and how to emit the ECHO analysis' content sources.
+    pub echo: Option<EchoScan>,
+}
+
+/// What the ledger needs to find content sources (docs/echo.md).
+#[derive(Clone, Debug, Default)]
+pub struct EchoScan {
+    /// `D`: a page linked from a main page is a source once this old.
+    pub content_age: Micros,
+    /// The input's first snapshot: its pages count as old (their age is unknown).
+    pub first_seq: Seq,
+    /// Every snapshot's time.
+    pub times: std::collections::BTreeMap<Seq, Micros>,
 }
 
 /// Accumulates fact deltas of one snapshot.
@@ -243,6 +263,9 @@ impl Ledger {
                 }
                 StateRecord::Rank(host, page, rank) => {
                     out.push((LedgerOut::RankPrev(host, page, rank), 1))
+                }
+                StateRecord::Echo(host, bytes) => {
+                    out.push((LedgerOut::Echo(EchoMsg::Restored(host, bytes)), 1))
                 }
             }
         }
@@ -375,6 +398,7 @@ impl Ledger {
             mut mentions,
             links,
             restore,
+            clicks,
         } = batch;
         assert!(
             restore.is_empty(),
@@ -506,8 +530,89 @@ impl Ledger {
         if self.rank {
             self.emit_rank_nodes(&mut out);
         }
+        if let Some(scan) = &self.echo {
+            self.emit_echo(scan, t, clicks, &mut out);
+        }
         out.sort_unstable();
         Ok(out)
+    }
+
+    /// ECHO: this worker's content sources at `t` (each host's main page and the
+    /// pages on its host it links to that are at least `D` old), the outlinks of
+    /// those fetched at `t`, and the snapshot's click rows. A main page counts
+    /// once it has outlinks; a page is old when first seen at the input's first
+    /// snapshot, whose pages' ages are unknown.
+    fn emit_echo(
+        &self,
+        scan: &EchoScan,
+        t: Seq,
+        clicks: Vec<ClickObs>,
+        out: &mut Vec<(LedgerOut, i64)>,
+    ) {
+        let time = |seq: Seq| scan.times[&seq];
+        let now = time(t);
+        let old = |p: &PageState| {
+            p.first_seen == scan.first_seq || now - time(p.first_seen) >= scan.content_age
+        };
+        let links = &self.links;
+        let mut sources: Vec<(PageId, SourceKind)> = Vec::new();
+        let mut i = 0;
+        while i < links.len() {
+            let src = links[i].src;
+            let end = i + links[i..].partition_point(|l| l.src == src);
+            if is_main_page(&self.pages[&src].url.url) {
+                sources.push((src, SourceKind::Main));
+                for l in &links[i..end] {
+                    if l.dst_host == l.src_host && l.dst != src && old(&self.pages[&l.dst]) {
+                        sources.push((l.dst, SourceKind::Linked));
+                    }
+                }
+            }
+            i = end;
+        }
+        // A page linked from its main page and a main page itself is the main page.
+        sources.sort_unstable();
+        sources.dedup_by_key(|s| s.0);
+        for (page, kind) in sources {
+            let st = &self.pages[&page];
+            let crawled = (st.last_fetched == Some(t)).then(|| st.last_fetch_time.unwrap_or(now));
+            if let Some(at) = crawled {
+                let from = links.partition_point(|l| l.src < page);
+                for l in links[from..].iter().take_while(|l| l.src == page) {
+                    out.push((
+                        LedgerOut::Echo(EchoMsg::Link {
+                            dst_host: l.dst_host,
+                            dst: l.dst,
+                            src_host: l.src_host,
+                            src: page,
+                            time: at,
+                        }),
+                        1,
+                    ));
+                }
+            }
+            out.push((
+                LedgerOut::Echo(EchoMsg::Source(Box::new(SourceObs {
+                    host: st.host,
+                    page,
+                    url: st.url.clone(),
+                    kind,
+                    first_seen: time(st.first_seen),
+                    crawled,
+                }))),
+                1,
+            ));
+        }
+        out.extend(
+            clicks
+                .into_iter()
+                .map(|c| (LedgerOut::Echo(EchoMsg::Click(c)), 1)),
+        );
+    }
+
+    /// The first snapshot at which this worker's ledger knew `page`, if it does.
+    pub fn first_seen(&self, page: PageId) -> Option<Seq> {
+        self.pages.get(&page).map(|st| st.first_seen)
     }
 
     /// The RankMass graph's nodes on this worker: the known pages and the link

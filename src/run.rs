@@ -15,10 +15,10 @@ use crate::dataflow::{self, ledger_op, WorkerCtx};
 use crate::error::{InputError, OutputError};
 use crate::ingest::crawl_dir::{format_time, CrawlDir};
 use crate::ingest::table::Share;
-use crate::ingest::{read_snapshot, read_trust, OddRows, Record};
+use crate::ingest::{read_clicks, read_snapshot, read_trust, ClickObs, OddRows, Record, CLICK_BIN};
 use crate::job::{Analysis, Cluster, Job};
 use crate::ledger::Ledger;
-use crate::model::Seq;
+use crate::model::{Micros, Seq};
 use crate::output::commit::{Manifest, OutputDir, RunRecord, FORMAT_VERSION};
 use crate::state::STATE_VERSION;
 
@@ -65,6 +65,9 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         if req.job.analyses.contains(&Analysis::Rankmass) {
             plan.trust = Some(Arc::new(read_trust(file, req.job.discovery.site_key)?));
         }
+    }
+    if req.job.analyses.contains(&Analysis::Echo) {
+        plan.clicks = crawl.clicks.clone();
     }
     let plan = Arc::new(plan);
     if req.progress && leader {
@@ -246,6 +249,7 @@ fn plan_run(
         state_dir: out.state_dir(),
         job: job.clone(),
         trust: None,
+        clicks: None,
     }))
 }
 
@@ -299,6 +303,13 @@ fn run_worker(
             );
         }
     }
+    let mut clicks = match read_click_share(&plan, share) {
+        Ok(c) => c,
+        Err(e) => {
+            log.borrow_mut().input_errors.push(e.to_string());
+            BTreeMap::new()
+        }
+    };
     let total = plan.snapshots.len();
     for (i, snap) in plan.snapshots.iter().enumerate() {
         let seq = snap.meta.seq;
@@ -320,6 +331,9 @@ fn run_worker(
                     worker.step();
                 }
             };
+            for c in clicks.remove(&seq).unwrap_or_default() {
+                emit(Record::Click(Box::new(c)));
+            }
             let site_key = plan.job.discovery.site_key;
             match read_snapshot(snap, share, site_key, &mut odd, &mut emit) {
                 Ok(counts) => {
@@ -372,6 +386,32 @@ fn run_worker(
     drop(input);
     worker.step_or_park_while(None, || !probe.done());
     Ok(())
+}
+
+/// This worker's share of the click log, by the snapshot at which each row
+/// counts: the first whose time is at or after the end of the row's bin. Rows
+/// of snapshots committed before this run were counted then; rows after the
+/// last snapshot wait for the run that brings a later one.
+fn read_click_share(
+    plan: &RunPlan,
+    share: Share,
+) -> Result<BTreeMap<Seq, Vec<ClickObs>>, InputError> {
+    let mut out: BTreeMap<Seq, Vec<ClickObs>> = BTreeMap::new();
+    let Some(file) = &plan.clicks else {
+        return Ok(out);
+    };
+    let times: Vec<(Micros, Seq)> = plan.metas.iter().map(|(s, m)| (m.time, *s)).collect();
+    let first_new = plan.snapshots.first().map_or(Seq::MAX, |s| s.meta.seq);
+    read_clicks(file, share, plan.job.discovery.site_key, &mut |c| {
+        let end = c.time + CLICK_BIN;
+        let k = times.partition_point(|(t, _)| *t < end);
+        if let Some(&(_, seq)) = times.get(k) {
+            if seq >= first_new {
+                out.entry(seq).or_default().push(c);
+            }
+        }
+    })?;
+    Ok(out)
 }
 
 fn read_worker_logs(plan: &RunPlan, workers: usize) -> anyhow::Result<Vec<WorkerLog>> {

@@ -36,6 +36,8 @@ pub enum StateRecord {
     Change(HostId, PageId, PageHistory),
     /// A page's PageRank at the last snapshot (the RankMass analysis' warm start).
     Rank(HostId, PageId, u64),
+    /// The ECHO analysis' per-host state (opaque to the ledger, like `Site`).
+    Echo(HostId, Vec<u8>),
 }
 
 impl StateRecord {
@@ -48,6 +50,7 @@ impl StateRecord {
             StateRecord::Site(h, _) => *h,
             StateRecord::Change(h, _, _) => *h,
             StateRecord::Rank(h, _, _) => *h,
+            StateRecord::Echo(h, _) => *h,
         }
     }
 }
@@ -67,7 +70,12 @@ pub fn rank_part_path(state_dir: &Path, index: usize) -> PathBuf {
     state_dir.join(format!("rank-{index:05}.bin"))
 }
 
-/// The part files (ledger, per-site and rank) present in `state_dir`, in name order.
+/// The ECHO analysis' part file of worker `index`.
+pub fn echo_part_path(state_dir: &Path, index: usize) -> PathBuf {
+    state_dir.join(format!("echo-{index:05}.bin"))
+}
+
+/// The part files (ledger, per-site, rank and echo) present in `state_dir`, in name order.
 pub fn part_files(state_dir: &Path) -> Result<Vec<PathBuf>, OutputError> {
     let mut parts = Vec::new();
     let entries = match std::fs::read_dir(state_dir) {
@@ -78,7 +86,7 @@ pub fn part_files(state_dir: &Path) -> Result<Vec<PathBuf>, OutputError> {
     for entry in entries {
         let entry = entry.map_err(|e| OutputError::io(state_dir, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let kind = ["ledger-", "sites-", "rank-"]
+        let kind = ["ledger-", "sites-", "rank-", "echo-"]
             .iter()
             .any(|p| name.starts_with(p));
         if kind && name.ends_with(".bin") {

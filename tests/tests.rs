@@ -19,6 +19,8 @@ mod determinism;
 mod discovery_reference;
 // Snapshots 0-5 then 6-7 equal one run over 0-7, at the cost of 6-7 only.
 mod incremental;
+// ECHO on the news crawl against a replaying reference; truth recovery; layouts and split runs.
+mod echo;
 // Every job file in jobs/ parses.
 mod jobs;
 // pagerank and pagerank_runs against power iteration on random crawls, cold and warm.

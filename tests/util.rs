@@ -76,6 +76,17 @@ pub fn run_bin(args: &[&str], envs: &[(&str, &str)]) -> Output {
 /// Runs `processes` webevo processes of `workers` threads each on loopback and
 /// waits for all of them; panics unless every one succeeds.
 pub fn run_cluster(input: &Path, output: &Path, processes: usize, workers: usize) {
+    run_cluster_with_job(input, output, processes, workers, "jobs/all.toml")
+}
+
+/// [`run_cluster`] with the job file `job` (relative to the repository).
+pub fn run_cluster_with_job(
+    input: &Path,
+    output: &Path,
+    processes: usize,
+    workers: usize,
+    job: &str,
+) {
     let dir = tempdir();
     let hostfile = dir.path().join("hosts");
     let ports = free_ports(processes);
@@ -84,7 +95,7 @@ pub fn run_cluster(input: &Path, output: &Path, processes: usize, workers: usize
     let children: Vec<_> = (0..processes)
         .map(|p| {
             Command::new(bin())
-                .args(["run", "-q", "--job", "jobs/all.toml", "--input"])
+                .args(["run", "-q", "--job", job, "--input"])
                 .arg(input)
                 .arg("--output")
                 .arg(output)
@@ -276,6 +287,12 @@ impl Crawl {
 /// A crawl directory holding only some snapshots of `full` (as symlinks).
 pub fn subset(full: &Path, dir: &Path, seqs: impl IntoIterator<Item = u64>) -> PathBuf {
     fs::create_dir_all(dir.join("snapshots")).unwrap();
+    for table in ["clicks.parquet", "trust.parquet"] {
+        let link = dir.join(table);
+        if full.join(table).exists() && !link.exists() {
+            std::os::unix::fs::symlink(full.join(table), link).unwrap();
+        }
+    }
     for s in seqs {
         let link = dir.join("snapshots").join(s.to_string());
         if !link.exists() {

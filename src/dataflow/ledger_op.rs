@@ -13,7 +13,7 @@ use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::Record;
 use crate::job::Analysis;
-use crate::ledger::{Batch, Ledger, LedgerOut};
+use crate::ledger::{Batch, EchoScan, Ledger, LedgerOut};
 use crate::model::Seq;
 use crate::output::batch::RowContext;
 use crate::output::parquet::{part_path, write_rows};
@@ -45,6 +45,14 @@ pub fn ledger<'s>(
                     let analyses = &ctx.plan.job.analyses;
                     ledger.discovery = analyses.contains(&Analysis::Discovery);
                     ledger.rank = analyses.contains(&Analysis::Rankmass);
+                    if analyses.contains(&Analysis::Echo) {
+                        let days = ctx.plan.job.echo.content_age_days;
+                        ledger.echo = Some(EchoScan {
+                            content_age: (days * 86_400e6) as i64,
+                            first_seq: *ctx.plan.metas.keys().next().expect("a run has snapshots"),
+                            times: ctx.plan.metas.iter().map(|(s, m)| (*s, m.time)).collect(),
+                        });
+                    }
                     if analyses.contains(&Analysis::Change) {
                         ledger.change = Some(ChangeBook::new(BookSettings {
                             params: ctx.plan.job.change.clone(),

@@ -7,6 +7,7 @@
 
 pub mod change;
 pub mod discovery;
+pub mod echo;
 pub mod ledger_op;
 pub mod pagerank;
 pub mod plan;
@@ -232,16 +233,18 @@ pub fn build<'s>(
     // Split the per-snapshot messages off once: the rows are large, and every
     // consumer of a stream receives its own copy of all of it. They are
     // messages of one snapshot each, not a collection.
-    let mut parts = ledger.inner.partition(5, |u| {
+    let mut parts = ledger.inner.partition(6, |u| {
         let part = match u.0 {
             LedgerOut::PageChange(_) => 1,
             LedgerOut::GroupChange(_) => 2,
             LedgerOut::PlanPage(_) => 3,
             LedgerOut::RankNode(_) | LedgerOut::RankPrev(..) => 4,
+            LedgerOut::Echo(_) => 5,
             _ => 0,
         };
         (part, u)
     });
+    let echo_msgs = parts.pop().expect("six parts");
     let rank_nodes = parts.pop().expect("five parts");
     let plan = parts.pop().expect("five parts");
     let groups = parts.pop().expect("five parts");
@@ -280,6 +283,13 @@ pub fn build<'s>(
     }
     if analyses.contains(&Analysis::Discovery) {
         done.extend(build_discovery(ledger, counts, totals, names, ctx));
+    }
+    if analyses.contains(&Analysis::Echo) {
+        let e = echo::echo(echo_msgs, ctx);
+        done.push(sink::write_snapshot_rows(e.sources, ctx));
+        done.push(sink::write_snapshot_rows(e.estimates, ctx));
+        done.push(sink::write_snapshot_rows(e.schedule, ctx));
+        done.push(sink::write_snapshot_rows(e.plan, ctx));
     }
     let (probe, _) = scope.concatenate(done).probe();
     probe

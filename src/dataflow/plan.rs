@@ -28,6 +28,8 @@ pub struct RunPlan {
     pub job: Job,
     /// RankMass: the input's `trust.parquet`, read once per process.
     pub trust: Option<std::sync::Arc<crate::ingest::TrustWeights>>,
+    /// ECHO: the input's click log, read by every worker's share.
+    pub clicks: Option<crate::ingest::crawl_dir::InputFile>,
 }
 
 impl RunPlan {

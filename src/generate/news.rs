@@ -429,8 +429,13 @@ impl News {
         for h in &self.hosts {
             let main = &self.sources[h.main_source as usize];
             pages.push(page_row(main.page, main.version));
+            // The main page links to every hub and feed.
             for s in &h.sections {
-                links.push(link(main.page, self.sources[s.sources[0] as usize].page));
+                links.extend(
+                    s.sources
+                        .iter()
+                        .map(|&f| link(main.page, self.sources[f as usize].page)),
+                );
             }
             links.extend(h.featured.iter().map(|&(a, _)| link(main.page, a)));
             for s in &h.sections {

@@ -75,6 +75,19 @@ pub struct Mention {
     pub url: UrlText,
 }
 
+/// Clicks of one page in one bin of a click log (`clicks.parquet`): the clicks
+/// in `[time, time + 20 minutes)`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ClickObs {
+    pub host: HostId,
+    pub page: PageId,
+    pub time: Micros,
+    pub clicks: u64,
+}
+
+/// Width of a click-log bin, microseconds.
+pub const CLICK_BIN: Micros = 20 * 60 * 1_000_000;
+
 /// Everything the ledger receives, routed by [`Record::host`].
 ///
 /// Links are by far the most numerous records, so the other variants are boxed to
@@ -86,6 +99,8 @@ pub enum Record {
     Mention(Box<Mention>),
     /// Ledger state persisted by an earlier run.
     Restore(Box<StateRecord>),
+    /// A click-log row (the ECHO analysis), at the snapshot where its bin has ended.
+    Click(Box<ClickObs>),
 }
 
 const _: () = assert!(std::mem::size_of::<Record>() == 40);
@@ -97,6 +112,7 @@ impl Record {
             Record::Link(l) => l.src_host,
             Record::Mention(m) => m.host,
             Record::Restore(s) => s.host(),
+            Record::Click(c) => c.host,
         }
     }
 
@@ -258,6 +274,34 @@ impl UrlCache {
             }
         }
     }
+}
+
+/// Reads this worker's share of the click log, handing each row with at least one
+/// click to `emit`. A URL that cannot be a page, or a negative count, is an error
+/// naming the row.
+pub fn read_clicks(
+    file: &crawl_dir::InputFile,
+    share: Share,
+    site_key: SiteKey,
+    emit: &mut dyn FnMut(ClickObs),
+) -> Result<(), InputError> {
+    table::read_rows(file, share, 0, |row| {
+        let text = row.text(0)?.ok_or("url is empty")?;
+        let url = normalize_for(text, site_key).map_err(|p| format!("click URL {text:?}: {p}"))?;
+        let time = row.time(1)?.ok_or("time is empty")?;
+        let clicks = row.int(2)?.ok_or("clicks is empty")?;
+        let clicks = u64::try_from(clicks).map_err(|_| format!("clicks {clicks} is negative"))?;
+        if clicks > 0 {
+            let url = UrlText::from(url);
+            emit(ClickObs {
+                host: HostId::of(url.host()),
+                page: PageId::of(&url.url),
+                time,
+                clicks,
+            });
+        }
+        Ok(())
+    })
 }
 
 /// The trust vector of `trust.parquet`: each listed page's weight, in units of

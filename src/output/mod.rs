@@ -5,6 +5,7 @@ pub mod batch;
 pub mod change;
 pub mod commit;
 pub mod discovery;
+pub mod echo;
 pub mod parquet;
 pub mod rankmass;
 pub mod rows;

@@ -486,6 +486,84 @@ pub static RANKMASS_SUMMARY: TableDef = TableDef {
     ],
 };
 
+pub static CONTENT_SOURCES: TableDef = TableDef {
+    name: "content_sources",
+    partitioned: true,
+    doc: "ECHO: the content sources at the snapshot: each host's main page and the pages of its host it links to that are at least echo.content_age_days old.",
+    columns: &[
+        c("url", Utf8, false, "The source page."),
+        c("host", Utf8, false, "Its host."),
+        c("kind", Utf8, false, "main (the host's main page) or linked (linked from it)."),
+        c("first_seen", Timestamp, false, "When the page was first seen (fetched or linked)."),
+    ],
+};
+
+pub static SOURCE_ESTIMATES: TableDef = TableDef {
+    name: "source_estimates",
+    partitioned: true,
+    doc: "ECHO: per content source, the new-link rate lambda over its last echo.crawls crawls, and the fit P (1 - exp(-mu t)) of the mean cumulative clicks of the new pages it revealed.",
+    columns: &[
+        c("url", Utf8, false, "The source page."),
+        c("host", Utf8, false, "Its host."),
+        c("crawls", Int64, false, "Its crawls as a content source so far (the first is the baseline)."),
+        c("new_links", Int64, false, "Links to never-seen pages it revealed, over all crawls after the baseline."),
+        c("lambda_per_s", Float64, true, "New links per second over its last echo.crawls crawls; null before its second crawl."),
+        c("clicked_pages", Int64, false, "Pages it revealed that received clicks."),
+        c("p_profit", Float64, false, "P: clicks a new page it reveals receives in all (the default when p_is_default)."),
+        c("mu_per_s", Float64, false, "mu: decay rate of those clicks, per second."),
+        c("fit_rmse", Float64, true, "Root mean square residual of the fit, clicks; null when p_is_default."),
+        c("p_is_default", Bool, false, "No revealed page has clicks yet: P and mu are echo.default_profit and the default half-life."),
+        c("greedy_priority", Float64, true, "ECHO-greedy's priority lambda P tau (tau: seconds since its last crawl); null without lambda."),
+    ],
+};
+
+pub static ECHO_SCHEDULE: TableDef = TableDef {
+    name: "echo_schedule",
+    partitioned: true,
+    doc: "ECHO: the optimal recrawl interval of every source with a new-link rate, for each crawl rate of echo.crawl_rates_per_s.",
+    columns: &[
+        c("crawl_rate_per_s", Float64, false, "N: fetches per second for sources and their new pages."),
+        c("url", Utf8, false, "The source page."),
+        c("interval_s", Float64, true, "Recrawl it every this many seconds; null: never."),
+        c("profit_per_s", Float64, false, "Its expected clicks per second at that interval (0 if never)."),
+    ],
+};
+
+pub static ECHO_PLAN: TableDef = TableDef {
+    name: "echo_plan",
+    partitioned: true,
+    doc: "ECHO: the schedule's totals per crawl rate.",
+    columns: &[
+        c("crawl_rate_per_s", Float64, false, "N."),
+        c(
+            "omega",
+            Float64,
+            false,
+            "The Lagrange multiplier: sources with lambda P / mu at most omega are never crawled.",
+        ),
+        c("sources_crawled", Int64, false, "Sources with an interval."),
+        c("sources_never", Int64, false, "Sources never crawled."),
+        c(
+            "source_fetches_per_s",
+            Float64,
+            false,
+            "Fetches per second spent recrawling sources.",
+        ),
+        c(
+            "new_page_fetches_per_s",
+            Float64,
+            false,
+            "Fetches per second of the new pages they reveal.",
+        ),
+        c(
+            "profit_per_s",
+            Float64,
+            false,
+            "Expected clicks per second of the schedule.",
+        ),
+    ],
+};
+
 /// Every table webevo writes, in the order the README lists them.
 pub static TABLES: &[&TableDef] = &[
     &SNAPSHOTS,
@@ -515,6 +593,10 @@ pub static TABLES: &[&TableDef] = &[
     &RANKMASS_ORDER,
     &RANKMASS_CURVE,
     &RANKMASS_SUMMARY,
+    &CONTENT_SOURCES,
+    &SOURCE_ESTIMATES,
+    &ECHO_SCHEDULE,
+    &ECHO_PLAN,
 ];
 
 impl TableDef {
