@@ -5,7 +5,7 @@ WEBEVO := target/release/webevo
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: build test demo bench bench-quick bench-discovery bench-change bench-rankmass lint fmt schemas clean
+.PHONY: build test demo bench bench-quick bench-discovery bench-change bench-rankmass bench-echo lint fmt schemas clean
 
 build:
 	$(CARGO) build --release
@@ -18,10 +18,12 @@ test: $(PYTHON)
 	WEBEVO_PYTHON=$(abspath $(PYTHON)) $(CARGO) test --release
 
 demo: build $(PYTHON)
+	test -d demo-data/news || rm -rf demo-data
 	test -d demo-data || $(WEBEVO) generate --preset demo --seed 1 --out demo-data
-	rm -rf demo-out
+	rm -rf demo-out demo-out-news
 	$(WEBEVO) run --input demo-data --output demo-out --job jobs/all.toml -w 2
-	$(PYTHON) scripts/demo_query.py demo-out
+	$(WEBEVO) run --input demo-data/news --output demo-out-news --job jobs/echo.toml -w 2
+	$(PYTHON) scripts/demo_query.py demo-out demo-out-news
 
 # The benchmarks' peers also need NumPy (the revisit-plan peer) and igraph (the
 # PageRank peer).
@@ -46,6 +48,11 @@ bench-change: build $(BENCH_DEPS)
 bench-rankmass: build $(BENCH_DEPS)
 	$(PYTHON) benches/bench.py --preset bench --rankmass-only
 
+# Only the ECHO entry (per-snapshot cost on the news crawl, the 100k-source
+# schedule solve) on the bench preset.
+bench-echo: build $(BENCH_DEPS)
+	$(PYTHON) benches/bench.py --preset bench --echo-only
+
 # Only the discovery comparison (webevo vs its DuckDB SQL peer, with the correctness
 # check) on the demo preset.
 bench-discovery: build $(BENCH_DEPS)
@@ -62,4 +69,4 @@ schemas: build
 	$(WEBEVO) schemas
 
 clean:
-	rm -rf demo-data demo-out bench-data bench-out demo-out-discovery bench-out-discovery demo-out-change bench-out-change demo-out-rankmass bench-out-rankmass $(VENV)
+	rm -rf demo-data demo-out demo-out-news bench-data bench-out demo-out-discovery bench-out-discovery demo-out-change bench-out-change demo-out-rankmass bench-out-rankmass demo-out-echo bench-out-echo $(VENV)

@@ -96,6 +96,8 @@ def main():
                     help="only the change entry (webevo's change analysis, and its revisit solve vs NumPy)")
     ap.add_argument("--rankmass-only", action="store_true",
                     help="only the RankMass entry (PageRank vs igraph PRPACK, the orderings vs one PageRank solve)")
+    ap.add_argument("--echo-only", action="store_true",
+                    help="only the ECHO entry (per-snapshot cost on the news crawl, the 100k-source schedule solve)")
     ap.add_argument("--sql-timeout", type=float, default=1200,
                     help="seconds after which the SQL peer is stopped and reported as timed out")
     args = ap.parse_args()
@@ -111,10 +113,14 @@ def main():
     if args.rankmass_only:
         rankmass(args, data)
         return
+    if args.echo_only:
+        echo(args, data)
+        return
     if not args.discovery_only:
         throughput(args, data)
         change(args, data)
         rankmass(args, data)
+        echo(args, data)
     if not discovery(args, data):
         sys.exit(1)
 
@@ -300,6 +306,78 @@ def rankmass(args, data):
         lines.append(f"| {seq} | {algo} | {w} | {rounds} | {secs:.2f} | {ratio:.2f} | "
                      f"{'' if g98 is None else f'{g98:,}'} | {downloads:,} |")
     write_section(f"{args.preset}-rankmass", "\n".join(lines) + "\n")
+
+
+def news_crawl(args, data):
+    """`DATA/news`, generating it when `data` predates the news crawl."""
+    news = os.path.join(data, "news")
+    if not os.path.isdir(news):
+        tmp = data + "-regenerate"
+        shutil.rmtree(tmp, ignore_errors=True)
+        subprocess.run([WEBEVO, "generate", "--preset", args.preset, "--seed", "1", "--out", tmp], check=True)
+        shutil.move(os.path.join(tmp, "news"), news)
+        shutil.rmtree(tmp)
+    return news
+
+
+def echo(args, data):
+    """The ECHO entry: `jobs/echo.toml` on the news crawl against the same job without
+    analyses, per snapshot, next to the snapshot's sources and new links (the cost
+    should follow them, not the history); and the 100k-source schedule solve."""
+    workers = os.cpu_count()
+    news = news_crawl(args, data)
+    base = os.path.join(ROOT, f"{args.preset}-out-echo")  # git-ignored
+    os.makedirs(base, exist_ok=True)
+    foundation_job = os.path.join(base, "foundation.toml")
+    with open(foundation_job, "w") as f:
+        f.write("analyses = []\n")
+    records, walls = {}, {}
+    for name, job in (("echo", os.path.join(ROOT, "jobs", "echo.toml")), ("foundation", foundation_job)):
+        out = os.path.join(base, name)
+        print(f"echo: webevo run ({name}) -w {workers} on {args.preset} news...", file=sys.stderr)
+        started = time.time()
+        webevo_run(news, out, job, workers)
+        walls[name] = time.time() - started
+        records[name] = manifest_record(out)
+    out = os.path.join(base, "echo")
+    sources = dict(duckdb.sql(
+        f"select snapshot, count(*) from read_parquet('{out}/content_sources/**/*.parquet', hive_partitioning = true) "
+        "group by snapshot").fetchall())
+    new_pages = dict(duckdb.sql(
+        f"select snapshot, new_pages from read_parquet('{out}/snapshots/**/*.parquet', hive_partitioning = true)"
+    ).fetchall())
+    echo_secs = per_snapshot_seconds(records["echo"])
+    found_secs = per_snapshot_seconds(records["foundation"])
+    shares = {s: echo_secs[s] - found_secs.get(s, 0.0) for s in echo_secs}
+    per_unit = sorted(1e6 * shares[s] / max(1, sources.get(s, 0) + new_pages.get(s, 0)) for s in shares)
+    q = lambda p: per_unit[min(len(per_unit) - 1, int(p * len(per_unit)))]
+    # Cost against the snapshot's work: the first and last thirds of the run.
+    seqs = sorted(shares)
+    third = max(1, len(seqs) // 3)
+    early = sum(shares[s] for s in seqs[:third]) / third
+    late = sum(shares[s] for s in seqs[-third:]) / third
+    solve = subprocess.run(["cargo", "test", "--release", "--lib", "echo::tests::hundred", "--", "--ignored",
+                            "--nocapture"], cwd=ROOT, capture_output=True, text=True)
+    solve_line = next((line for line in solve.stderr.splitlines() if line.startswith("100k sources")),
+                      "the 100k-source probe did not run")
+    date = datetime.date.today().isoformat()
+    lines = [f"### ECHO: `{args.preset}` news crawl, {date}, webevo {revision()}", ""]
+    lines.append(f"Machine: {machine()}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
+                 f"--echo-only` (part of `make bench`): `webevo run --job jobs/echo.toml -w {workers}` on "
+                 f"`{args.preset}-data/news` ({len(seqs)} partial snapshots, 10 minutes apart) and the same run "
+                 f"with `analyses = []`.")
+    lines.append("")
+    lines.append("| | wall s | snapshots' sum s |")
+    lines.append("|---|---|---|")
+    for name in ("echo", "foundation"):
+        lines.append(f"| {name} | {walls[name]:.1f} | {sum(per_snapshot_seconds(records[name]).values()):.1f} |")
+    lines.append("")
+    lines.append(f"ECHO's share per snapshot (echo job minus foundation only, noisy) per content source and new "
+                 f"page of the snapshot: median {q(0.5):.1f} µs, quartiles {q(0.25):.1f}-{q(0.75):.1f} µs. Mean share "
+                 f"of the first third of the snapshots {early * 1e3:.1f} ms, of the last third {late * 1e3:.1f} ms "
+                 f"(the history grows 3x in between; the cost follows the snapshot's sources and new links). "
+                 f"Schedule solve (`algo::echo::schedule`, one thread): {solve_line}.")
+    write_section(f"{args.preset}-echo", "\n".join(lines) + "\n")
 
 
 def manifest_record(out):

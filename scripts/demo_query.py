@@ -54,3 +54,18 @@ order by algorithm, "window"
 print("RankMass: pages to fetch to be sure of (guaranteed) and to hold (actual) 98% of the PageRank:")
 print(query)
 duckdb.sql(query).show()
+
+news = sys.argv[2] if len(sys.argv) > 2 else None
+if news:
+    query = f"""
+select crawl_rate_per_s, sources_crawled, sources_never,
+       round(source_fetches_per_s, 4) as source_fetches_per_s,
+       round(new_page_fetches_per_s, 4) as new_page_fetches_per_s,
+       round(profit_per_s, 3) as clicks_per_s
+from read_parquet('{news}/echo_plan/**/*.parquet', hive_partitioning = true)
+where snapshot = (select max(snapshot) from read_parquet('{news}/echo_plan/**/*.parquet', hive_partitioning = true))
+order by crawl_rate_per_s
+"""
+    print("ECHO on the 10-minute news crawl: the optimal recrawl schedule per crawl rate:")
+    print(query)
+    duckdb.sql(query).show()

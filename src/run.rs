@@ -72,11 +72,14 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
     let plan = Arc::new(plan);
     if req.progress && leader {
         eprintln!(
-            "webevo: processing snapshots {:?} with {} worker(s) in {} process(es){}",
-            plan.snapshots
-                .iter()
-                .map(|s| s.meta.seq)
-                .collect::<Vec<_>>(),
+            "webevo: processing snapshots {} with {} worker(s) in {} process(es){}",
+            seq_list(
+                &plan
+                    .snapshots
+                    .iter()
+                    .map(|s| s.meta.seq)
+                    .collect::<Vec<_>>()
+            ),
             req.cluster.total_workers(),
             req.cluster.processes,
             plan.restore
@@ -452,10 +455,18 @@ fn peak_rss_bytes() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
+/// Snapshot numbers for people: `[3, 5, 8]`, or `0..=287 (288)` for a long run.
+fn seq_list(seqs: &[Seq]) -> String {
+    match (seqs.first(), seqs.last()) {
+        (Some(a), Some(b)) if seqs.len() > 8 => format!("{a}..={b} ({})", seqs.len()),
+        _ => format!("{seqs:?}"),
+    }
+}
+
 fn print_summary(s: &RunSummary) {
     eprintln!(
-        "webevo: committed snapshots {:?} in {:.2} s, peak memory {:.0} MiB",
-        s.snapshots,
+        "webevo: committed snapshots {} in {:.2} s, peak memory {:.0} MiB",
+        seq_list(&s.snapshots),
         s.seconds,
         s.peak_rss_bytes as f64 / (1 << 20) as f64
     );

@@ -180,8 +180,36 @@ fn tiny_preset_has_the_promised_structure() {
     let dir = tempfile::tempdir().unwrap();
     let (summary, lines) = generate_into(Preset::Tiny, 42, dir.path());
     assert_eq!(summary.snapshots, 5);
-    assert_eq!(lines.len(), 5);
+    assert_eq!(lines.len(), 6);
     assert!(lines[0].starts_with("snapshot 1/5: "), "{}", lines[0]);
+    assert!(
+        lines[5].starts_with("news crawl: snapshot 36/36"),
+        "{}",
+        lines[5]
+    );
+    // The news crawl: 36 partial snapshots every 10 minutes, each fetching every
+    // front page of truth/sources, and every article at most once.
+    assert_eq!(summary.news_snapshots, 36);
+    let news = dir.path().join("news");
+    let truth = Table::read(&news.join("truth/sources.parquet"));
+    let fronts: BTreeSet<String> = truth.strings("url").into_iter().flatten().collect();
+    assert_eq!(fronts.len(), summary.news_sources);
+    let mut articles = BTreeSet::new();
+    for seq in 0..36 {
+        let d = news.join("snapshots").join(seq.to_string());
+        let meta = std::fs::read_to_string(d.join("snapshot.json")).unwrap();
+        assert!(meta.contains("\"partial\":true"), "{meta}");
+        let urls = Table::read(&d.join("pages.parquet")).strings("url");
+        let fetched: BTreeSet<String> = urls.into_iter().flatten().collect();
+        assert!(
+            fronts.is_subset(&fetched),
+            "snapshot {seq} fetches every front page"
+        );
+        for a in fetched.difference(&fronts) {
+            assert!(articles.insert(a.clone()), "{a} fetched twice");
+        }
+    }
+    assert!(articles.len() > 10, "articles appear: {}", articles.len());
 
     let snapshots: Vec<Snapshot> = (0..summary.snapshots)
         .map(|seq| {
