@@ -22,7 +22,7 @@ demo: build $(PYTHON)
 	test -d demo-data || $(WEBEVO) generate --preset demo --seed 1 --out demo-data
 	rm -rf demo-out demo-out-news
 	$(WEBEVO) run --input demo-data --output demo-out --job jobs/all.toml -w 2
-	$(WEBEVO) run --input demo-data/news --output demo-out-news --job jobs/echo.toml -w 2
+	$(WEBEVO) run --input demo-data/news --output demo-out-news --job jobs/echo-eval.toml -w 2
 	$(PYTHON) scripts/demo_query.py demo-out demo-out-news
 
 # The benchmarks' peers also need NumPy (the revisit-plan peer) and igraph (the

@@ -332,13 +332,19 @@ def echo(args, data):
     with open(foundation_job, "w") as f:
         f.write("analyses = []\n")
     records, walls = {}, {}
-    for name, job in (("echo", os.path.join(ROOT, "jobs", "echo.toml")), ("foundation", foundation_job)):
+    sim_line = "no simulation ran"
+    for name, job in (("echo", os.path.join(ROOT, "jobs", "echo-eval.toml")), ("foundation", foundation_job)):
         out = os.path.join(base, name)
         print(f"echo: webevo run ({name}) -w {workers} on {args.preset} news...", file=sys.stderr)
+        shutil.rmtree(out, ignore_errors=True)
         started = time.time()
-        webevo_run(news, out, job, workers)
+        done = subprocess.run([WEBEVO, "run", "--input", news, "--output", out, "--job", job, "-w", str(workers)],
+                              check=True, cwd=ROOT, capture_output=True, text=True)
         walls[name] = time.time() - started
         records[name] = manifest_record(out)
+        for line in done.stderr.splitlines():
+            if "echo_eval:" in line:
+                sim_line = line.split("echo_eval:", 1)[1].strip()
     out = os.path.join(base, "echo")
     sources = dict(duckdb.sql(
         f"select snapshot, count(*) from read_parquet('{out}/content_sources/**/*.parquet', hive_partitioning = true) "
@@ -363,7 +369,7 @@ def echo(args, data):
     date = datetime.date.today().isoformat()
     lines = [f"### ECHO: `{args.preset}` news crawl, {date}, webevo {revision()}", ""]
     lines.append(f"Machine: {machine()}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
-                 f"--echo-only` (part of `make bench`): `webevo run --job jobs/echo.toml -w {workers}` on "
+                 f"--echo-only` (part of `make bench`): `webevo run --job jobs/echo-eval.toml -w {workers}` on "
                  f"`{args.preset}-data/news` ({len(seqs)} partial snapshots, 10 minutes apart) and the same run "
                  f"with `analyses = []`.")
     lines.append("")
@@ -376,7 +382,9 @@ def echo(args, data):
                  f"page of the snapshot: median {q(0.5):.1f} µs, quartiles {q(0.25):.1f}-{q(0.75):.1f} µs. Mean share "
                  f"of the first third of the snapshots {early * 1e3:.1f} ms, of the last third {late * 1e3:.1f} ms "
                  f"(the history grows 3x in between; the cost follows the snapshot's sources and new links). "
-                 f"Schedule solve (`algo::echo::schedule`, one thread): {solve_line}.")
+                 f"Schedule solve (`algo::echo::schedule`, one thread): {solve_line}. Policy simulation "
+                 f"(`echo_eval`, 7 policies x 3 crawl rates on {workers} threads, after the run, reading the "
+                 f"crawl's links and clicks included): {sim_line}.")
     write_section(f"{args.preset}-echo", "\n".join(lines) + "\n")
 
 

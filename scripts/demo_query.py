@@ -69,3 +69,13 @@ order by crawl_rate_per_s
     print("ECHO on the 10-minute news crawl: the optimal recrawl schedule per crawl rate:")
     print(query)
     duckdb.sql(query).show()
+
+    query = f"""
+select crawl_rate_per_s, policy, round(overall_quality, 3) as clicks_per_s,
+       source_fetches, new_page_fetches
+from read_parquet('{news}/echo_eval/*.parquet')
+order by crawl_rate_per_s, overall_quality desc
+"""
+    print("ECHO: clicks per second of each simulated crawl policy, per crawl rate:")
+    print(query)
+    duckdb.sql(query).show(max_rows=40)

@@ -26,6 +26,9 @@ pub enum Analysis {
     Change,
     Echo,
     Rankmass,
+    /// ECHO's policy simulation, after the run commits (needs `echo`).
+    #[serde(rename = "echo_eval")]
+    EchoEval,
 }
 
 impl Analysis {
@@ -35,6 +38,7 @@ impl Analysis {
             Analysis::Change => "change",
             Analysis::Echo => "echo",
             Analysis::Rankmass => "rankmass",
+            Analysis::EchoEval => "echo_eval",
         }
     }
 
@@ -42,7 +46,11 @@ impl Analysis {
     pub fn available(self) -> bool {
         matches!(
             self,
-            Analysis::Discovery | Analysis::Change | Analysis::Echo | Analysis::Rankmass
+            Analysis::Discovery
+                | Analysis::Change
+                | Analysis::Echo
+                | Analysis::Rankmass
+                | Analysis::EchoEval
         )
     }
 }
@@ -63,6 +71,8 @@ pub struct JobFile {
     pub rankmass: RankmassParams,
     #[serde(default)]
     pub echo: EchoParams,
+    #[serde(default)]
+    pub echo_eval: EchoEvalParams,
 }
 
 /// How pages are grouped into sites.
@@ -318,6 +328,66 @@ impl EchoParams {
     }
 }
 
+/// The ECHO policy simulation's parameters (`[echo_eval]`; docs/echo.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EchoEvalParams {
+    /// Crawl rates `N` (fetches per second) every policy is simulated at.
+    pub crawl_rates_per_s: Vec<f64>,
+    /// Quality is measured after this warm-up.
+    pub warmup_hours: f64,
+    /// The window `T` of the dynamic quality.
+    pub window_hours: f64,
+    /// The schedule is re-solved this often from the estimates in force.
+    pub replan_minutes: f64,
+    /// Seeds BFS's random order of the sources.
+    pub seed: u64,
+}
+
+impl Default for EchoEvalParams {
+    fn default() -> Self {
+        EchoEvalParams {
+            crawl_rates_per_s: vec![0.02, 0.05, 0.1],
+            warmup_hours: 6.0,
+            window_hours: 6.0,
+            replan_minutes: 30.0,
+            seed: 1,
+        }
+    }
+}
+
+impl EchoEvalParams {
+    fn check(&self) -> Result<(), String> {
+        if self.crawl_rates_per_s.is_empty() {
+            return Err("echo_eval.crawl_rates_per_s must list at least one rate".into());
+        }
+        if let Some(r) = self
+            .crawl_rates_per_s
+            .iter()
+            .find(|r| !(r.is_finite() && **r > 0.0))
+        {
+            return Err(format!(
+                "echo_eval.crawl_rates_per_s: {r} is not a positive number"
+            ));
+        }
+        for (name, v) in [
+            ("window_hours", self.window_hours),
+            ("replan_minutes", self.replan_minutes),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("echo_eval.{name} = {v} must be a positive number"));
+            }
+        }
+        if !(self.warmup_hours.is_finite() && self.warmup_hours >= 0.0) {
+            return Err(format!(
+                "echo_eval.warmup_hours = {} must be a number >= 0",
+                self.warmup_hours
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The RankMass analysis' parameters (`[rankmass]`; docs/rankmass.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -430,6 +500,8 @@ pub struct Job {
     pub rankmass: RankmassParams,
     #[serde(default)]
     pub echo: EchoParams,
+    #[serde(default)]
+    pub echo_eval: EchoEvalParams,
 }
 
 impl Default for Job {
@@ -489,12 +561,19 @@ impl Job {
         file.change.check().map_err(invalid)?;
         file.rankmass.check().map_err(invalid)?;
         file.echo.check().map_err(invalid)?;
+        file.echo_eval.check().map_err(invalid)?;
+        if analyses.contains(&Analysis::EchoEval) && !analyses.contains(&Analysis::Echo) {
+            return Err(invalid(
+                "analysis \"echo_eval\" simulates with the echo analysis' estimates: add \"echo\" to analyses".into(),
+            ));
+        }
         Ok(Job {
             analyses,
             discovery: file.discovery,
             change: file.change,
             rankmass: file.rankmass,
             echo: file.echo,
+            echo_eval: file.echo_eval,
             write: WriteSettings {
                 row_group_rows: o.row_group_rows,
                 zstd_level: o.zstd_level,

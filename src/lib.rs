@@ -8,6 +8,7 @@ pub mod algo;
 pub mod change_book;
 pub mod cli;
 pub mod dataflow;
+pub mod echo_eval;
 pub mod error;
 pub mod failpoint;
 pub mod generate;

@@ -168,6 +168,21 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
     if req.progress {
         print_summary(&summary);
     }
+    if req.job.analyses.contains(&Analysis::EchoEval) {
+        // A simulation over the whole committed crawl, after the commit: a crash
+        // here leaves the previous echo_eval table (it is renamed into place).
+        let e = crate::echo_eval::evaluate(&crawl, out.root(), &req.job)?;
+        if req.progress {
+            eprintln!(
+                "webevo: echo_eval: {} rows, {} simulated events in {:.2} s (per policy: median {:.2}M, slowest {:.2}M events/s)",
+                e.rows,
+                e.events,
+                e.seconds,
+                e.median_events_per_s / 1e6,
+                e.slowest_events_per_s / 1e6
+            );
+        }
+    }
     Ok(summary)
 }
 

@@ -369,7 +369,14 @@ fn tiny_news_crawl_matches_the_reference() {
 fn tiny_news_crawl_same_for_any_layout_and_split_runs() {
     let dir = tempdir();
     let crawl = news(Preset::Tiny, dir.path());
-    let job_path = job(dir.path(), "click_horizon_hours = 1");
+    // With the simulation: echo_eval is the leader's, from the committed estimates.
+    let job_path = dir.path().join("eval.toml");
+    std::fs::write(
+        &job_path,
+        "analyses = [\"echo\", \"echo_eval\"]\n[echo]\nclick_horizon_hours = 1\n\
+         [echo_eval]\ncrawl_rates_per_s = [0.005, 0.02]\nwarmup_hours = 1\nwindow_hours = 1\n",
+    )
+    .unwrap();
     let one = dir.path().join("one");
     run_in_process_with_job(&crawl, &one, 1, &job_path).unwrap();
     let expected = tables(&one);
@@ -378,15 +385,25 @@ fn tiny_news_crawl_same_for_any_layout_and_split_runs() {
         "source_estimates",
         "echo_schedule",
         "echo_plan",
+        "echo_eval",
     ] {
         assert!(!expected[table].is_empty(), "{table} has rows");
     }
     let three = dir.path().join("three");
     run_in_process_with_job(&crawl, &three, 3, &job_path).unwrap();
-    assert_eq!(tables(&three), expected, "3 workers differ from 1");
+    let same = |other: &Path, what: &str| {
+        let got = tables(other);
+        for (table, rows) in &expected {
+            assert!(
+                got.get(table) == Some(rows),
+                "{table}: {what} differ from 1 worker"
+            );
+        }
+    };
+    same(&three, "3 workers");
     let cluster = dir.path().join("cluster");
     run_cluster_with_job(&crawl, &cluster, 2, 1, job_path.to_str().unwrap());
-    assert_eq!(tables(&cluster), expected, "2 processes differ from 1");
+    same(&cluster, "2 processes");
     // Split in two runs: the state carries every source's and page's history.
     let seqs = snapshot_seqs(&crawl);
     let grow = dir.path().join("grow");
@@ -395,7 +412,7 @@ fn tiny_news_crawl_same_for_any_layout_and_split_runs() {
     run_in_process_with_job(&grow, &split, 2, &job_path).unwrap();
     subset(&crawl, &grow, seqs.iter().copied());
     run_in_process_with_job(&grow, &split, 1, &job_path).unwrap();
-    assert_eq!(tables(&split), expected, "two runs differ from one");
+    same(&split, "two runs");
 }
 
 /// Median of the relative errors `|est / truth - 1|`.
@@ -406,11 +423,11 @@ fn median_error(pairs: &[(f64, f64)]) -> f64 {
 }
 
 #[test]
-fn demo_news_estimates_recover_the_generators_truth() {
+fn demo_news_estimates_recover_the_generators_truth_and_echo_wins_the_simulation() {
     let dir = tempdir();
     let crawl = news(Preset::Demo, dir.path());
     let out = dir.path().join("out");
-    run_in_process_with_job(&crawl, &out, 2, &root().join("jobs/echo.toml")).unwrap();
+    run_in_process_with_job(&crawl, &out, 2, &root().join("jobs/echo-eval.toml")).unwrap();
     let last = snapshot_seqs(&crawl).len() as i64 - 1;
     let truth: HashMap<String, BTreeMap<String, Cell>> =
         read_cells(&crawl.join("truth/sources.parquet"))
@@ -450,4 +467,56 @@ fn demo_news_estimates_recover_the_generators_truth() {
     assert!(el < 0.6, "lambda {el}");
     assert!(ep < 0.1, "P {ep}");
     assert!(em < 0.15, "mu {em}");
+
+    // The policy simulation (echo_eval): every policy below the upper bound and
+    // within its fetch budget; ECHO-newpages and ECHO-schedule ahead of BFS and
+    // Fixed-quota at every rate, and of Frequency once the rate covers the new
+    // pages' (0.05/s here; below it, the schedule cannot pay the new pages of the
+    // sources it turns on).
+    let mut quality: HashMap<(String, String), f64> = HashMap::new();
+    let span_s = (snapshot_seqs(&crawl).len() - 1) as f64 * 600.0;
+    for r in read_cells(&out.join("echo_eval")) {
+        let rate = r["crawl_rate_per_s"].f64().unwrap();
+        let policy = r["policy"].str().unwrap().to_string();
+        let fetches = r["fetches"].i64().unwrap();
+        assert!(
+            policy == "upper-bound" || fetches as f64 <= rate * span_s + 1.0,
+            "{policy} at {rate}: {fetches} fetches"
+        );
+        assert_eq!(
+            Some(fetches),
+            r["source_fetches"]
+                .i64()
+                .zip(r["new_page_fetches"].i64())
+                .map(|(a, b)| a + b)
+        );
+        quality.insert(
+            (format!("{rate}"), policy),
+            r["overall_quality"].f64().unwrap(),
+        );
+    }
+    assert_eq!(quality.len(), 3 * 7, "7 policies at 3 rates");
+    for rate in ["0.02", "0.05", "0.1"] {
+        let q = |p: &str| quality[&(rate.to_string(), p.to_string())];
+        let bound = q("upper-bound");
+        for p in [
+            "bfs",
+            "fixed-quota",
+            "frequency",
+            "echo-newpages",
+            "echo-schedule",
+            "echo-greedy",
+        ] {
+            assert!(q(p) <= bound, "{p} at {rate} above the upper bound");
+        }
+        for echo in ["echo-newpages", "echo-schedule"] {
+            assert!(
+                q(echo) > q("bfs") && q(echo) > q("fixed-quota"),
+                "{echo} at {rate}"
+            );
+            if rate != "0.02" {
+                assert!(q(echo) > q("frequency"), "{echo} vs frequency at {rate}");
+            }
+        }
+    }
 }

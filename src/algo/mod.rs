@@ -3,6 +3,7 @@
 
 pub mod change;
 pub mod echo;
+pub mod echo_sim;
 pub mod greedy;
 pub mod jaccard;
 pub mod pagerank;

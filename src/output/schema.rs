@@ -564,6 +564,22 @@ pub static ECHO_PLAN: TableDef = TableDef {
     ],
 };
 
+pub static ECHO_EVAL: TableDef = TableDef {
+    name: "echo_eval",
+    partitioned: false,
+    doc: "ECHO: the policy simulation over the whole crawl (rewritten by every run): per crawl rate and policy, the clicks per second its fetches earn.",
+    columns: &[
+        c("crawl_rate_per_s", Float64, false, "N: fetches per second."),
+        c("policy", Utf8, false, "bfs, fixed-quota, frequency, echo-newpages, echo-schedule, echo-greedy or upper-bound (every page fetched when it appears)."),
+        c("overall_quality", Float64, false, "Clicks per second earned by the pages fetched after the warm-up."),
+        c("dynamic_quality_mean", Float64, false, "Mean over time (every 2 minutes) of the clicks per second earned by the fetches of the last echo_eval.window_hours."),
+        c("dynamic_quality_std", Float64, false, "Its standard deviation."),
+        c("fetches", Int64, false, "Fetches in all."),
+        c("source_fetches", Int64, false, "Fetches of content sources."),
+        c("new_page_fetches", Int64, false, "Fetches of new pages."),
+    ],
+};
+
 /// Every table webevo writes, in the order the README lists them.
 pub static TABLES: &[&TableDef] = &[
     &SNAPSHOTS,
@@ -597,6 +613,7 @@ pub static TABLES: &[&TableDef] = &[
     &SOURCE_ESTIMATES,
     &ECHO_SCHEDULE,
     &ECHO_PLAN,
+    &ECHO_EVAL,
 ];
 
 impl TableDef {
