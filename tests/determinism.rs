@@ -14,10 +14,11 @@ fn check(preset: Preset) {
     run_in_process(&input, &four, 4).unwrap();
     run_cluster(&input, &two_by_two, 2, 2);
     let expected = tables(&one);
-    assert!(
-        expected.values().all(|rows| !rows.is_empty()),
-        "every table has rows"
-    );
+    // Every table of jobs/all.toml has rows (echo_eval, the policy simulation of
+    // jobs/echo-eval.toml, is checked in tests/echo.rs).
+    for (table, rows) in &expected {
+        assert!(table == "echo_eval" || !rows.is_empty(), "{table} has rows");
+    }
     assert_eq!(tables(&four), expected, "4 workers differ from 1");
     assert_eq!(
         tables(&two_by_two),
