@@ -203,6 +203,10 @@ pub struct Ledger {
     pub rank: bool,
     /// Whether and how to emit the ECHO analysis' content sources.
     pub echo: Option<EchoScan>,
+    /// ECHO: the main pages known, sorted (built on first use, so also after a
+    /// restore), so that finding content sources costs the main pages' links,
+    /// not the whole retained link set.
+    mains: Option<Vec<PageId>>,
 }
 
 /// What the ledger needs to find content sources (docs/echo.md).
@@ -530,11 +534,36 @@ impl Ledger {
         if self.rank {
             self.emit_rank_nodes(&mut out);
         }
-        if let Some(scan) = &self.echo {
+        if self.echo.is_some() {
+            self.note_mains(t);
+            let scan = self.echo.as_ref().expect("checked");
             self.emit_echo(scan, t, clicks, &mut out);
         }
         out.sort_unstable();
         Ok(out)
+    }
+
+    /// Adds the main pages first seen at `t` to [`Ledger::mains`] (all known
+    /// ones on first use).
+    fn note_mains(&mut self, t: Seq) {
+        let pages = &self.pages;
+        let is_main = |id: &PageId| is_main_page(&pages[id].url.url);
+        match &mut self.mains {
+            None => {
+                let mut all: Vec<PageId> = pages.keys().filter(|id| is_main(id)).copied().collect();
+                all.sort_unstable();
+                self.mains = Some(all);
+            }
+            Some(mains) => {
+                let new = self
+                    .known
+                    .iter()
+                    .filter(|id| pages[*id].first_seen == t && is_main(id));
+                mains.extend(new);
+                mains.sort_unstable();
+                mains.dedup();
+            }
+        }
     }
 
     /// ECHO: this worker's content sources at `t` (each host's main page and the
@@ -555,20 +584,22 @@ impl Ledger {
             p.first_seen == scan.first_seq || now - time(p.first_seen) >= scan.content_age
         };
         let links = &self.links;
+        let outlinks = |page: PageId| {
+            let from = links.partition_point(|l| l.src < page);
+            links[from..].iter().take_while(move |l| l.src == page)
+        };
         let mut sources: Vec<(PageId, SourceKind)> = Vec::new();
-        let mut i = 0;
-        while i < links.len() {
-            let src = links[i].src;
-            let end = i + links[i..].partition_point(|l| l.src == src);
-            if is_main_page(&self.pages[&src].url.url) {
-                sources.push((src, SourceKind::Main));
-                for l in &links[i..end] {
-                    if l.dst_host == l.src_host && l.dst != src && old(&self.pages[&l.dst]) {
-                        sources.push((l.dst, SourceKind::Linked));
-                    }
+        for &src in self.mains.as_deref().unwrap_or_default() {
+            let mut out = outlinks(src).peekable();
+            if out.peek().is_none() {
+                continue;
+            }
+            sources.push((src, SourceKind::Main));
+            for l in out {
+                if l.dst_host == l.src_host && l.dst != src && old(&self.pages[&l.dst]) {
+                    sources.push((l.dst, SourceKind::Linked));
                 }
             }
-            i = end;
         }
         // A page linked from its main page and a main page itself is the main page.
         sources.sort_unstable();
@@ -577,8 +608,7 @@ impl Ledger {
             let st = &self.pages[&page];
             let crawled = (st.last_fetched == Some(t)).then(|| st.last_fetch_time.unwrap_or(now));
             if let Some(at) = crawled {
-                let from = links.partition_point(|l| l.src < page);
-                for l in links[from..].iter().take_while(|l| l.src == page) {
+                for l in outlinks(page) {
                     out.push((
                         LedgerOut::Echo(EchoMsg::Link {
                             dst_host: l.dst_host,
