@@ -37,31 +37,22 @@ use crate::output::schema::{TableDef, ECHO_EVAL};
 #[derive(Clone, Debug, PartialEq)]
 pub struct EchoEvalRow {
     pub rate: f64,
-    pub policy: &'static str,
-    pub result: SimResultRow,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct SimResultRow {
-    pub overall: f64,
-    pub mean: f64,
-    pub std: f64,
-    pub fetches: i64,
-    pub source_fetches: i64,
-    pub new_page_fetches: i64,
+    pub policy: Policy,
+    pub result: SimResult,
 }
 
 impl TableRow for EchoEvalRow {
     const TABLE: &'static TableDef = &ECHO_EVAL;
     fn write(&self, _: &RowContext, out: &mut RowWriter) {
+        let r = &self.result;
         out.f64(self.rate);
-        out.str(self.policy);
-        out.f64(self.result.overall);
-        out.f64(self.result.mean);
-        out.f64(self.result.std);
-        out.i64(self.result.fetches);
-        out.i64(self.result.source_fetches);
-        out.i64(self.result.new_page_fetches);
+        out.str(self.policy.name());
+        out.f64(r.overall_quality);
+        out.f64(r.dynamic_quality_mean);
+        out.f64(r.dynamic_quality_std);
+        out.i64(r.fetches as i64);
+        out.i64(r.source_fetches as i64);
+        out.i64(r.new_page_fetches as i64);
     }
 }
 
@@ -101,21 +92,13 @@ pub fn evaluate(crawl: &CrawlDir, out: &Path, job: &Job) -> anyhow::Result<EvalS
         .map(|(_, (r, secs))| r.events as f64 / secs.max(1e-9))
         .collect();
     speeds.sort_by(f64::total_cmp);
-    let results: Vec<SimResult> = timed.into_iter().map(|t| t.0).collect();
     let rows: Vec<EchoEvalRow> = settings
         .iter()
-        .zip(&results)
-        .map(|(&(rate, policy), r)| EchoEvalRow {
+        .zip(timed)
+        .map(|(&(rate, policy), (result, _))| EchoEvalRow {
             rate,
-            policy: policy.name(),
-            result: SimResultRow {
-                overall: r.overall_quality,
-                mean: r.dynamic_quality_mean,
-                std: r.dynamic_quality_std,
-                fetches: r.fetches as i64,
-                source_fetches: r.source_fetches as i64,
-                new_page_fetches: r.new_page_fetches as i64,
-            },
+            policy,
+            result,
         })
         .collect();
     // Written beside its final name and renamed: readers see the old table or the new one.
@@ -127,7 +110,7 @@ pub fn evaluate(crawl: &CrawlDir, out: &Path, job: &Job) -> anyhow::Result<EvalS
         .with_context(|| format!("Could not write {}", dir.display()))?;
     Ok(EvalSummary {
         rows: n,
-        events: results.iter().map(|r| r.events).sum(),
+        events: rows.iter().map(|r| r.result.events).sum(),
         seconds: started.elapsed().as_secs_f64(),
         slowest_events_per_s: speeds.first().copied().unwrap_or(0.0),
         median_events_per_s: speeds.get(speeds.len() / 2).copied().unwrap_or(0.0),

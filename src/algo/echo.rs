@@ -232,29 +232,7 @@ pub fn fit_clicks(t: &[f64], y: &[f64], mu_lo: f64, mu_hi: f64) -> Option<ClickF
             .sum();
         (p, rss)
     };
-    let (a, b) = (mu_lo.ln(), mu_hi.ln());
-    const GRID: usize = 200;
-    let step = (b - a) / GRID as f64;
-    let best = (0..=GRID)
-        .map(|k| a + step * k as f64)
-        .min_by(|x, z| at(x.exp()).1.total_cmp(&at(z.exp()).1))
-        .expect("a grid point");
-    // Golden-section search on log μ within one grid step either side.
-    let (mut lo, mut hi) = ((best - step).max(a), (best + step).min(b));
-    let r = (5f64.sqrt() - 1.0) / 2.0;
-    for _ in 0..100 {
-        let x1 = hi - r * (hi - lo);
-        let x2 = lo + r * (hi - lo);
-        if at(x1.exp()).1 <= at(x2.exp()).1 {
-            hi = x2;
-        } else {
-            lo = x1;
-        }
-        if hi - lo < 1e-12 {
-            break;
-        }
-    }
-    let mu = (0.5 * (lo + hi)).exp();
+    let mu = search_log(mu_lo, mu_hi, 200, 1e-12, |mu| at(mu).1);
     let (profit, rss) = at(mu);
     Some(ClickFit {
         profit,
@@ -296,35 +274,41 @@ pub fn fit_click_bins(y: &[f64], bin: f64, mu_lo: f64, mu_hi: f64) -> Option<Cli
         let p = yg / gg;
         (p, (syy - yg * yg / gg).max(0.0))
     };
-    let (a, b) = (mu_lo.ln(), mu_hi.ln());
-    const GRID: usize = 64;
-    let step = (b - a) / GRID as f64;
-    let best = (0..=GRID)
-        .map(|k| {
-            let x = a + step * k as f64;
-            (x, at(x.exp()).1)
-        })
-        .min_by(|x, z| x.1.total_cmp(&z.1))
-        .expect("a grid point")
-        .0;
-    let (mut lo, mut hi) = ((best - step).max(a), (best + step).min(b));
-    let r = (5f64.sqrt() - 1.0) / 2.0;
-    while hi - lo > 1e-7 {
-        let x1 = hi - r * (hi - lo);
-        let x2 = lo + r * (hi - lo);
-        if at(x1.exp()).1 <= at(x2.exp()).1 {
-            hi = x2;
-        } else {
-            lo = x1;
-        }
-    }
-    let mu = (0.5 * (lo + hi)).exp();
+    let mu = search_log(mu_lo, mu_hi, 64, 1e-7, |mu| at(mu).1);
     let (profit, rss) = at(mu);
     Some(ClickFit {
         profit,
         mu,
         rmse: (rss / m as f64).sqrt(),
     })
+}
+
+/// The `μ` in `[lo, hi]` that minimizes `rss`: the best of `grid + 1` points
+/// evenly spaced in `log μ`, refined by golden-section search on `log μ` within
+/// one grid step either side until the bracket is below `tol`.
+fn search_log(lo: f64, hi: f64, grid: usize, tol: f64, rss: impl Fn(f64) -> f64) -> f64 {
+    let (a, b) = (lo.ln(), hi.ln());
+    let step = (b - a) / grid as f64;
+    let best = (0..=grid)
+        .map(|k| {
+            let x = a + step * k as f64;
+            (x, rss(x.exp()))
+        })
+        .min_by(|x, z| x.1.total_cmp(&z.1))
+        .expect("a grid point")
+        .0;
+    let (mut lo, mut hi) = ((best - step).max(a), (best + step).min(b));
+    let r = (5f64.sqrt() - 1.0) / 2.0;
+    while hi - lo > tol {
+        let x1 = hi - r * (hi - lo);
+        let x2 = lo + r * (hi - lo);
+        if rss(x1.exp()) <= rss(x2.exp()) {
+            hi = x2;
+        } else {
+            lo = x1;
+        }
+    }
+    (0.5 * (lo + hi)).exp()
 }
 
 #[cfg(test)]

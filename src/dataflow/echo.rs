@@ -88,7 +88,7 @@ impl EchoMsg {
 }
 
 /// What the pages stage tells the sources stage.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 enum SourceIn {
     Source(Box<SourceObs>),
     /// `src` revealed `page` at this snapshot.
@@ -105,7 +105,8 @@ enum SourceIn {
         bin: u16,
         clicks: u64,
     },
-    Restored(HostId, Vec<u8>),
+    /// A host's persisted sources (decoded once, by the pages stage).
+    Restored(HostId, Vec<(PageId, SourceState)>),
 }
 
 impl SourceIn {
@@ -181,22 +182,30 @@ pub fn echo<'s>(
     }
 }
 
-/// Runs `act(t)` for every epoch of the run as it closes (and the finish epoch),
-/// with the messages of that epoch; the shape every stage here shares.
-fn epoch_operator<'s, D, O, F>(
-    input: Stream<'s, Seq, Vec<D>>,
-    route_by: impl Fn(&D) -> u64 + 'static,
+/// A stage of this analysis: folds the messages of each closing epoch into its
+/// state, and persists that state at the run's finish epoch.
+trait EpochStage: 'static {
+    type In: timely::ExchangeData;
+    type Out: Clone + 'static;
+    /// The messages of a snapshot (or of the restore epoch, `t = restore`).
+    fn advance(&mut self, t: Seq, msgs: Vec<Self::In>, ctx: &WorkerCtx, out: &mut Vec<Self::Out>);
+    /// Leaves the state for the next run.
+    fn persist(&self, _ctx: &WorkerCtx) -> Result<(), OutputError> {
+        Ok(())
+    }
+}
+
+/// Runs `stage` over `input` routed by `route_by`: each epoch of the run as it
+/// closes, then the finish epoch.
+fn epoch_operator<'s, S: EpochStage>(
+    input: Stream<'s, Seq, Vec<S::In>>,
+    route_by: impl Fn(&S::In) -> u64 + 'static,
     name: &str,
     ctx: &WorkerCtx,
-    mut act: F,
-) -> Stream<'s, Seq, Vec<O>>
-where
-    D: timely::ExchangeData,
-    O: Clone + 'static,
-    F: FnMut(Seq, Vec<D>, &mut Vec<O>) + 'static,
-{
+    mut stage: S,
+) -> Stream<'s, Seq, Vec<S::Out>> {
     let ctx = ctx.clone();
-    input.unary_frontier::<CapacityContainerBuilder<Vec<O>>, _, _, _>(
+    input.unary_frontier::<CapacityContainerBuilder<Vec<S::Out>>, _, _, _>(
         Exchange::new(route_by),
         name,
         move |cap, _info| {
@@ -204,7 +213,7 @@ where
             epochs.push(ctx.plan.finish_epoch());
             let mut cap = Some(cap);
             let mut next = 0;
-            let mut stash: BTreeMap<Seq, Vec<D>> = BTreeMap::new();
+            let mut stash: BTreeMap<Seq, Vec<S::In>> = BTreeMap::new();
             move |(input, frontier), output| {
                 input.for_each(|c, data| {
                     let t = *c.least().expect("messages carry a time");
@@ -213,10 +222,16 @@ where
                 while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
                     let t = epochs[next];
                     let c = cap.as_ref().expect("held until the last epoch").delayed(&t);
-                    let mut out = Vec::new();
-                    act(t, stash.remove(&t).unwrap_or_default(), &mut out);
-                    if !out.is_empty() {
-                        output.session(&c).give_iterator(out.into_iter());
+                    if t == ctx.plan.finish_epoch() {
+                        if let Err(e) = stage.persist(&ctx) {
+                            ctx.log.borrow_mut().error(e);
+                        }
+                    } else {
+                        let mut out = Vec::new();
+                        stage.advance(t, stash.remove(&t).unwrap_or_default(), &ctx, &mut out);
+                        if !out.is_empty() {
+                            output.session(&c).give_iterator(out.into_iter());
+                        }
                     }
                     next += 1;
                     match epochs.get(next) {
@@ -234,23 +249,12 @@ fn pages_stage<'s>(
     msgs: Stream<'s, Seq, Vec<EchoMsg>>,
     ctx: &WorkerCtx,
 ) -> Stream<'s, Seq, Vec<SourceIn>> {
-    let ctx2 = ctx.clone();
-    let mut pages = PagesState::default();
     epoch_operator(
         msgs,
         |m: &EchoMsg| route(m.page_side_host()),
         "EchoPages",
         ctx,
-        move |t, msgs, out| {
-            let ctx = &ctx2;
-            if t == ctx.plan.finish_epoch() {
-                if let Err(e) = pages.persist(ctx) {
-                    ctx.log.borrow_mut().error(e);
-                }
-                return;
-            }
-            pages.advance(t, msgs, ctx, out);
-        },
+        PagesState::default(),
     )
 }
 
@@ -261,7 +265,10 @@ struct PagesState {
     pending: BTreeMap<(Micros, PageId, u16), u64>,
 }
 
-impl PagesState {
+impl EpochStage for PagesState {
+    type In = EchoMsg;
+    type Out = SourceIn;
+
     fn advance(&mut self, t: Seq, msgs: Vec<EchoMsg>, ctx: &WorkerCtx, out: &mut Vec<SourceIn>) {
         let params = &ctx.plan.job.echo;
         let now = ctx.plan.meta(t).time;
@@ -284,7 +291,7 @@ impl PagesState {
                         self.pages.extend(pages);
                         self.pending.extend(pending);
                     }
-                    Ok(Saved::Sources(_)) => out.push(SourceIn::Restored(h, bytes)),
+                    Ok(Saved::Sources(list)) => out.push(SourceIn::Restored(h, list)),
                     Err(e) => ctx.log.borrow_mut().error(format!(
                         "corrupt echo state in {}: {e}",
                         ctx.plan.state_dir.display()
@@ -437,24 +444,30 @@ fn sources_stage<'s>(
     input: Stream<'s, Seq, Vec<SourceIn>>,
     ctx: &WorkerCtx,
 ) -> Stream<'s, Seq, Vec<SourceOut>> {
-    let ctx2 = ctx.clone();
-    let mut sources: FastMap<PageId, (HostId, SourceState)> = FastMap::default();
     epoch_operator(
         input,
         |m: &SourceIn| route(m.host()),
         "EchoSources",
         ctx,
-        move |t, msgs, out| {
-            let ctx = &ctx2;
-            if t == ctx.plan.finish_epoch() {
-                if let Err(e) = persist_sources(&sources, ctx) {
-                    ctx.log.borrow_mut().error(e);
-                }
-                return;
-            }
-            advance_sources(&mut sources, t, msgs, ctx, out);
-        },
+        SourcesState::default(),
     )
+}
+
+/// One worker's sources: `page -> (host, history)`.
+#[derive(Default)]
+struct SourcesState(FastMap<PageId, (HostId, SourceState)>);
+
+impl EpochStage for SourcesState {
+    type In = SourceIn;
+    type Out = SourceOut;
+
+    fn advance(&mut self, t: Seq, msgs: Vec<SourceIn>, ctx: &WorkerCtx, out: &mut Vec<SourceOut>) {
+        advance_sources(&mut self.0, t, msgs, ctx, out);
+    }
+
+    fn persist(&self, ctx: &WorkerCtx) -> Result<(), OutputError> {
+        persist_sources(&self.0, ctx)
+    }
 }
 
 fn advance_sources(
@@ -480,16 +493,9 @@ fn advance_sources(
                 clicks,
                 ..
             } => bins.push((src, page, bin, clicks)),
-            SourceIn::Restored(h, bytes) => match bincode::deserialize(&bytes) {
-                Ok(Saved::Sources(list)) => {
-                    sources.extend(list.into_iter().map(|(p, s)| (p, (h, s))));
-                }
-                Ok(Saved::Pages { .. }) => {}
-                Err(e) => ctx.log.borrow_mut().error(format!(
-                    "corrupt echo state in {}: {e}",
-                    ctx.plan.state_dir.display()
-                )),
-            },
+            SourceIn::Restored(h, list) => {
+                sources.extend(list.into_iter().map(|(p, s)| (p, (h, s))));
+            }
         }
     }
     if !ctx.plan.writes(t) {
@@ -656,59 +662,61 @@ fn schedule_stage<'s>(
     Stream<'s, Seq, Vec<EchoScheduleRow>>,
     Stream<'s, Seq, Vec<EchoPlanRow>>,
 ) {
-    let ctx2 = ctx.clone();
-    let solved = epoch_operator(
-        params,
-        |_| 0,
-        "EchoSchedule",
-        ctx,
-        move |t, msgs, out: &mut Vec<Result<EchoScheduleRow, EchoPlanRow>>| {
-            let ctx = &ctx2;
-            if t == ctx.plan.finish_epoch() || !ctx.plan.writes(t) {
-                return;
-            }
-            let mut list: Vec<(String, Source)> = msgs
-                .into_iter()
-                .filter_map(|m| match m {
-                    SourceOut::Params {
-                        url,
-                        lambda,
-                        profit,
-                        mu,
-                    } => Some((url, Source { lambda, profit, mu })),
-                    _ => None,
-                })
-                .collect();
-            if list.is_empty() {
-                return;
-            }
-            list.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            let params: Vec<Source> = list.iter().map(|s| s.1).collect();
-            for &rate in &ctx.plan.job.echo.crawl_rates_per_s {
-                let s = schedule(&params, rate);
-                let crawled = s.intervals.iter().filter(|i| i.is_some()).count();
-                for ((url, src), interval) in list.iter().zip(&s.intervals) {
-                    out.push(Ok(EchoScheduleRow {
-                        rate: rate.to_bits(),
-                        url: url.clone(),
-                        interval: interval.map(f64::to_bits),
-                        profit: interval.map_or(0.0, |i| src.profit_per_s(i)).to_bits(),
-                    }));
-                }
-                out.push(Err(EchoPlanRow {
-                    rate: rate.to_bits(),
-                    omega: s.omega.to_bits(),
-                    crawled: crawled as i64,
-                    never: (list.len() - crawled) as i64,
-                    source_fetches: s.source_fetches.to_bits(),
-                    new_page_fetches: s.new_page_fetches.to_bits(),
-                    profit: s.profit_per_s.to_bits(),
-                }));
-            }
-        },
-    );
+    let solved = epoch_operator(params, |_| 0, "EchoSchedule", ctx, Scheduler);
     let mut parts = solved.partition(2, |r| (r.is_err() as u64, r));
     let plans = parts.pop().expect("two parts").flat_map(|r| r.err());
     let rows = parts.pop().expect("two parts").flat_map(|r| r.ok());
     (rows, plans)
+}
+
+/// Worker 0's schedule solve: its rows, and per crawl rate the plan's row.
+struct Scheduler;
+
+impl EpochStage for Scheduler {
+    type In = SourceOut;
+    type Out = Result<EchoScheduleRow, EchoPlanRow>;
+
+    fn advance(&mut self, t: Seq, msgs: Vec<SourceOut>, ctx: &WorkerCtx, out: &mut Vec<Self::Out>) {
+        if !ctx.plan.writes(t) {
+            return;
+        }
+        let mut list: Vec<(String, Source)> = msgs
+            .into_iter()
+            .filter_map(|m| match m {
+                SourceOut::Params {
+                    url,
+                    lambda,
+                    profit,
+                    mu,
+                } => Some((url, Source { lambda, profit, mu })),
+                _ => None,
+            })
+            .collect();
+        if list.is_empty() {
+            return;
+        }
+        list.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let params: Vec<Source> = list.iter().map(|s| s.1).collect();
+        for &rate in &ctx.plan.job.echo.crawl_rates_per_s {
+            let s = schedule(&params, rate);
+            let crawled = s.intervals.iter().filter(|i| i.is_some()).count();
+            for ((url, src), interval) in list.iter().zip(&s.intervals) {
+                out.push(Ok(EchoScheduleRow {
+                    rate: rate.to_bits(),
+                    url: url.clone(),
+                    interval: interval.map(f64::to_bits),
+                    profit: interval.map_or(0.0, |i| src.profit_per_s(i)).to_bits(),
+                }));
+            }
+            out.push(Err(EchoPlanRow {
+                rate: rate.to_bits(),
+                omega: s.omega.to_bits(),
+                crawled: crawled as i64,
+                never: (list.len() - crawled) as i64,
+                source_fetches: s.source_fetches.to_bits(),
+                new_page_fetches: s.new_page_fetches.to_bits(),
+                profit: s.profit_per_s.to_bits(),
+            }));
+        }
+    }
 }

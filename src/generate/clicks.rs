@@ -85,32 +85,16 @@ impl ClickLog {
             let p = &web.pages[page as usize];
             let host = &web.hosts[p.host as usize];
             if host.clicks {
-                self.log_clicks(rng, page, p.created, profit, host.click_decay);
-            }
-        }
-    }
-
-    /// Appends the click rows of one article.
-    fn log_clicks<R: Rng>(
-        &mut self,
-        rng: &mut R,
-        page: u32,
-        created: Micros,
-        profit: f64,
-        decay: f64,
-    ) {
-        let remaining = |age: f64| profit * (-decay * age).exp();
-        let mut start = 0.0;
-        while start < HORIZON && (start == 0.0 || remaining(start) >= 1.0) {
-            let clicks = poisson(rng, remaining(start) - remaining(start + BIN));
-            if clicks > 0 {
-                self.rows.push(ClickRow {
+                article_clicks(
+                    rng,
                     page,
-                    time: created + micros(start),
-                    clicks: clicks as i64,
-                });
+                    p.created,
+                    profit,
+                    host.click_decay,
+                    None,
+                    &mut self.rows,
+                );
             }
-            start += BIN;
         }
     }
 
@@ -127,5 +111,37 @@ impl ClickLog {
     /// Sorts the rows by time, then page.
     pub(crate) fn sort(&mut self) {
         self.rows.sort_unstable_by_key(|c| (c.time, c.page));
+    }
+}
+
+/// Appends to `out` the click rows of an article created at `created` whose clicks
+/// accumulate as `profit (1 − e^{−decay · age})`: a Poisson count per 20-minute bin
+/// from its creation, while at least one click is still expected, within
+/// [`HORIZON`], and (with `end`) for bins that start by `end`.
+pub(crate) fn article_clicks<R: Rng>(
+    rng: &mut R,
+    page: u32,
+    created: Micros,
+    profit: f64,
+    decay: f64,
+    end: Option<Micros>,
+    out: &mut Vec<ClickRow>,
+) {
+    let remaining = |age: f64| profit * (-decay * age).exp();
+    let mut start = 0.0;
+    while start < HORIZON && (start == 0.0 || remaining(start) >= 1.0) {
+        let time = created + micros(start);
+        if end.is_some_and(|end| time > end) {
+            break;
+        }
+        let clicks = poisson(rng, remaining(start) - remaining(start + BIN));
+        if clicks > 0 {
+            out.push(ClickRow {
+                page,
+                time,
+                clicks: clicks as i64,
+            });
+        }
+        start += BIN;
     }
 }

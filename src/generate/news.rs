@@ -36,7 +36,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use rand::Rng;
 use rand_distr::{Distribution, LogNormal};
 
-use super::clicks::ClickRow;
+use super::clicks::{article_clicks, ClickRow};
 use super::clock::{micros, seconds, Micros, DAY, HOUR, MINUTE, START};
 use super::names::{self, Class, Namer};
 use super::random::{poisson, sim_rng};
@@ -65,9 +65,6 @@ const RATE_SIGMA: f64 = 0.8;
 const MAIN_PROFIT: f64 = 30.0;
 const HUB_PROFIT: f64 = 10.0;
 const MIRROR_PROFIT: f64 = 3.0;
-/// Click bins and the longest click history of an article.
-const BIN: f64 = 20.0 * MINUTE;
-const HORIZON: f64 = 4.0 * DAY;
 /// History before the first crawl, so that lists are full when it starts.
 const WARM_UP: f64 = 12.0 * HOUR;
 
@@ -363,37 +360,7 @@ impl News {
             }
         }
         if logged {
-            self.log_clicks(rng, page, at, profit, decay, end);
-        }
-    }
-
-    /// Poisson clicks of an article per 20-minute bin from its creation, while at
-    /// least one click is still expected, for bins that start by `end`.
-    fn log_clicks<R: Rng>(
-        &mut self,
-        rng: &mut R,
-        page: u32,
-        created: Micros,
-        profit: f64,
-        decay: f64,
-        end: Micros,
-    ) {
-        let remaining = |age: f64| profit * (-decay * age).exp();
-        let mut start = 0.0;
-        while start < HORIZON && (start == 0.0 || remaining(start) >= 1.0) {
-            let time = created + micros(start);
-            if time > end {
-                break;
-            }
-            let clicks = poisson(rng, remaining(start) - remaining(start + BIN));
-            if clicks > 0 {
-                self.clicks.push(ClickRow {
-                    page,
-                    time,
-                    clicks: clicks as i64,
-                });
-            }
-            start += BIN;
+            article_clicks(rng, page, at, profit, decay, Some(end), &mut self.clicks);
         }
     }
 
