@@ -10,14 +10,17 @@ PYTHON := $(VENV)/bin/python
 build:
 	$(CARGO) build --release
 
-$(PYTHON):
+# duckdb for the DuckDB checks, warcio for the WARC import's reference reading.
+PY_DEPS := $(VENV)/.deps-2
+$(PY_DEPS):
 	python3 -m venv $(VENV)
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check duckdb
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check duckdb warcio
+	touch $@
 
-test: $(PYTHON)
+test: $(PY_DEPS)
 	WEBEVO_PYTHON=$(abspath $(PYTHON)) $(CARGO) test --release
 
-demo: build $(PYTHON)
+demo: build $(PY_DEPS)
 	test -d demo-data/news || rm -rf demo-data
 	test -d demo-data || $(WEBEVO) generate --preset demo --seed 1 --out demo-data
 	rm -rf demo-out demo-out-news
@@ -28,7 +31,7 @@ demo: build $(PYTHON)
 # The benchmarks' peers also need NumPy (the revisit-plan peer) and igraph (the
 # PageRank peer).
 BENCH_DEPS := $(VENV)/.bench-deps-2
-$(BENCH_DEPS): $(PYTHON)
+$(BENCH_DEPS): $(PY_DEPS)
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check numpy igraph
 	touch $@
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 /// Where in an input file a problem was found.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Position {
     /// The file as a whole (its name, its header, its schema).
     File,
@@ -11,6 +11,9 @@ pub enum Position {
     Line(u64),
     /// A 0-based row of a Parquet file, counted across row groups.
     Row(u64),
+    /// A 1-based record of a WARC file, and the byte where it starts in the
+    /// uncompressed stream.
+    Record { number: u64, offset: u64 },
 }
 
 impl std::fmt::Display for Position {
@@ -19,6 +22,9 @@ impl std::fmt::Display for Position {
             Position::File => Ok(()),
             Position::Line(n) => write!(f, ", line {n}"),
             Position::Row(n) => write!(f, ", row {n}"),
+            Position::Record { number, offset } => {
+                write!(f, ", record {number} (uncompressed byte {offset})")
+            }
         }
     }
 }

@@ -80,6 +80,8 @@ fn import_lib(format: Format, input: &Path, output: &Path) -> ImportSummary {
             output: output.to_path_buf(),
             complete: false,
             delimiter: None,
+            snapshot_by: None,
+            snapshot_map: None,
         },
         &mut |_| {},
     )
@@ -489,6 +491,8 @@ fn dated_links_date_formats() {
             output: out.clone(),
             complete: true,
             delimiter: None,
+            snapshot_by: None,
+            snapshot_map: None,
         },
         &mut |_| {},
     )
@@ -506,6 +510,8 @@ fn dated_links_date_formats() {
             output: dir.path().join("tabs"),
             complete: false,
             delimiter: Some(Delimiter::Tab),
+            snapshot_by: None,
+            snapshot_map: None,
         },
         &mut |_| {},
     )

@@ -7,6 +7,10 @@ mod util;
 mod bad_input;
 // `webevo import`: real GDF and dated-links files, date formats, errors by line.
 mod import;
+// `webevo import --format warc`: real WARCs against warcio, a run end to end, written cases.
+mod import_warc;
+// `webevo import --format cc-hostgraph`: releases in text and Parquet, errors by line.
+mod import_hostgraph;
 // The nine change tables against a brute-force reference (docs/change.md), checked by hand.
 mod change_reference;
 // The change analysis' estimates on the demo preset recover the generator's rates.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 
-use crate::import::{format_date, import, Delimiter, Format, ImportRequest};
+use crate::import::{format_date, import, Delimiter, Format, ImportRequest, SnapshotBy};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum CliFormat {
@@ -12,6 +12,20 @@ pub enum CliFormat {
     AutGdf,
     /// date, src, dst[, count] rows (TSV or CSV, optionally gzipped).
     DatedLinks,
+    /// WARC files (.warc or .warc.gz): responses, revisits, links from HTML.
+    Warc,
+    /// Common Crawl host-graph releases: one directory of vertices and edges each.
+    CcHostgraph,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum CliSnapshotBy {
+    /// Each input file is one snapshot.
+    File,
+    /// Records by the UTC day of their WARC-Date.
+    Day,
+    /// Records by the week (Monday to Sunday, UTC) of their WARC-Date.
+    Week,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -25,7 +39,8 @@ pub struct Args {
     /// The input format.
     #[arg(long, value_enum)]
     format: CliFormat,
-    /// An input file (repeat for several; their edges are merged by date).
+    /// An input file, or a release directory for cc-hostgraph (repeat for several;
+    /// their edges are merged by date).
     #[arg(long, required = true, num_args = 1..)]
     input: Vec<PathBuf>,
     /// The crawl directory to create (must not exist, or be empty).
@@ -37,6 +52,13 @@ pub struct Args {
     /// Field separator of dated links (default: comma for .csv[.gz], else tab).
     #[arg(long, value_enum)]
     delimiter: Option<CliDelimiter>,
+    /// WARC: how records form snapshots (default: one per file).
+    #[arg(long, value_enum)]
+    snapshot_by: Option<CliSnapshotBy>,
+    /// WARC and cc-hostgraph: a file of `INPUT<TAB>DATE` lines dating each input;
+    /// inputs with the same date form one snapshot.
+    #[arg(long)]
+    snapshot_map: Option<PathBuf>,
     /// No progress output.
     #[arg(short, long)]
     quiet: bool,
@@ -48,6 +70,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         format: match args.format {
             CliFormat::AutGdf => Format::AutGdf,
             CliFormat::DatedLinks => Format::DatedLinks,
+            CliFormat::Warc => Format::Warc,
+            CliFormat::CcHostgraph => Format::CcHostgraph,
         },
         inputs: args.input,
         output: args.output,
@@ -56,6 +80,12 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             CliDelimiter::Tab => Delimiter::Tab,
             CliDelimiter::Comma => Delimiter::Comma,
         }),
+        snapshot_by: args.snapshot_by.map(|b| match b {
+            CliSnapshotBy::File => SnapshotBy::File,
+            CliSnapshotBy::Day => SnapshotBy::Day,
+            CliSnapshotBy::Week => SnapshotBy::Week,
+        }),
+        snapshot_map: args.snapshot_map,
     };
     let quiet = args.quiet;
     let s = import(&req, &mut |line| {
@@ -79,6 +109,9 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             req.output.display(),
             started.elapsed().as_secs_f64()
         );
+        if let Some(warc) = &s.warc {
+            eprintln!("webevo: {}", warc.describe());
+        }
         if let Some(skipped) = s.skipped.describe() {
             eprintln!("webevo: left out: {skipped}");
         }

@@ -13,8 +13,12 @@
 //! Everything is written into `OUT.tmp-<pid>` and renamed to `OUT` at the end, so a
 //! failed import leaves no crawl directory behind.
 
+pub mod cc_hostgraph;
 pub mod dated_links;
 pub mod gdf;
+pub mod html_links;
+pub mod http;
+pub mod warc;
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -40,6 +44,21 @@ pub enum Format {
     AutGdf,
     /// `date, src, dst[, count]` rows, TSV or CSV, optionally gzipped (see [`dated_links`]).
     DatedLinks,
+    /// WARC files, `.warc` or `.warc.gz` (see [`warc`]).
+    Warc,
+    /// Common Crawl host-graph releases, one directory each (see [`cc_hostgraph`]).
+    CcHostgraph,
+}
+
+/// How WARC records are grouped into snapshots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotBy {
+    /// Each input file is one snapshot.
+    File,
+    /// Records by the UTC day of their `WARC-Date`.
+    Day,
+    /// Records by the ISO week (Monday to Sunday, UTC) of their `WARC-Date`.
+    Week,
 }
 
 /// The field separator of a dated-links file.
@@ -61,6 +80,11 @@ pub struct ImportRequest {
     pub complete: bool,
     /// Dated links only: the separator (default: by file extension).
     pub delimiter: Option<Delimiter>,
+    /// WARC only: the grouping rule (default: one snapshot per file).
+    pub snapshot_by: Option<SnapshotBy>,
+    /// WARC and cc-hostgraph: a file of `input<TAB>time` lines giving each input's
+    /// snapshot time; inputs with the same time form one snapshot.
+    pub snapshot_map: Option<PathBuf>,
 }
 
 /// Edges or rows left out of the crawl directory, by reason.
@@ -78,6 +102,8 @@ pub struct Skipped {
     pub duplicate_links: u64,
     /// Distinct dates none of whose edges had a usable source: no snapshot.
     pub dates_without_pages: u64,
+    /// Observations of a page repeated within one snapshot (the latest is kept).
+    pub repeated_observations: u64,
 }
 
 impl Skipped {
@@ -92,6 +118,10 @@ impl Skipped {
             (self.self_links, "self-links"),
             (self.duplicate_links, "duplicate links merged"),
             (self.dates_without_pages, "dates without a valid edge"),
+            (
+                self.repeated_observations,
+                "repeated observations of a page in one snapshot (the latest kept)",
+            ),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)
@@ -122,6 +152,8 @@ pub struct ImportSummary {
     pub edges: u64,
     pub snapshots: Vec<SnapshotWritten>,
     pub skipped: Skipped,
+    /// WARC imports: what the records held.
+    pub warc: Option<warc::WarcCounts>,
 }
 
 impl ImportSummary {
@@ -143,11 +175,25 @@ pub fn import(
     if req.inputs.is_empty() {
         return Err(crate::error::JobError::Setting("no input file given".into()).into());
     }
+    let setting = |m: &str| -> anyhow::Result<ImportSummary> {
+        Err(crate::error::JobError::Setting(m.into()).into())
+    };
     if req.delimiter.is_some() && req.format != Format::DatedLinks {
-        return Err(crate::error::JobError::Setting(
-            "--delimiter applies to --format dated-links only".into(),
-        )
-        .into());
+        return setting("--delimiter applies to --format dated-links only");
+    }
+    if req.snapshot_by.is_some() && req.format != Format::Warc {
+        return setting("--snapshot-by applies to --format warc only");
+    }
+    if req.snapshot_by.is_some() && req.snapshot_map.is_some() {
+        return setting("give --snapshot-by or --snapshot-map, not both");
+    }
+    if req.snapshot_map.is_some() && !matches!(req.format, Format::Warc | Format::CcHostgraph) {
+        return setting("--snapshot-map applies to --format warc and cc-hostgraph only");
+    }
+    if req.format == Format::CcHostgraph && req.snapshot_map.is_none() {
+        return setting(
+            "--format cc-hostgraph needs --snapshot-map: a file of `RELEASE_DIR<TAB>DATE` lines giving each release's date",
+        );
     }
     check_output(&req.output)?;
     let staging = staging_path(&req.output);
@@ -227,10 +273,48 @@ fn import_into(
         files: req.inputs.len(),
         ..ImportSummary::default()
     };
+    let map = match &req.snapshot_map {
+        Some(p) => Some(SnapshotMap::read(p)?),
+        None => None,
+    };
+    let mapped = |path: &Path| -> Result<Micros, InputError> {
+        let map = map.as_ref().expect("checked");
+        map.time_of(path)
+    };
+    match req.format {
+        Format::Warc => {
+            let mut state = warc::WarcState::new(&writer.scratch)?;
+            for (i, path) in req.inputs.iter().enumerate() {
+                let of = match (req.snapshot_by, &map) {
+                    (_, Some(_)) => warc::SnapshotOf::Fixed(mapped(path)?),
+                    (None | Some(SnapshotBy::File), None) => warc::SnapshotOf::Fixed(i as Micros),
+                    (Some(SnapshotBy::Day), None) => warc::SnapshotOf::Day,
+                    (Some(SnapshotBy::Week), None) => warc::SnapshotOf::Week,
+                };
+                warc::read(path, of, &mut state, &mut writer, progress)?;
+            }
+            let times = if map.is_some() {
+                SnapshotTimes::Keys
+            } else {
+                SnapshotTimes::LatestFetch
+            };
+            summary.warc = Some(state.counts);
+            return finish_import(req, root, writer, summary, times, progress);
+        }
+        Format::CcHostgraph => {
+            for path in &req.inputs {
+                let time = mapped(path)?;
+                summary.lines += cc_hostgraph::read(path, time, &mut writer, progress)?;
+            }
+            return finish_import(req, root, writer, summary, SnapshotTimes::Keys, progress);
+        }
+        Format::AutGdf | Format::DatedLinks => {}
+    }
     for path in &req.inputs {
         let mut lines = LineReader::open(path, progress)?;
         match req.format {
             Format::AutGdf => gdf::read(&mut lines, &mut writer)?,
+            Format::Warc | Format::CcHostgraph => unreachable!("read above"),
             Format::DatedLinks => {
                 let delimiter = req
                     .delimiter
@@ -240,13 +324,110 @@ fn import_into(
         }
         summary.lines += lines.line_no;
     }
+    finish_import(req, root, writer, summary, SnapshotTimes::Keys, progress)
+}
+
+fn finish_import(
+    req: &ImportRequest,
+    root: &Path,
+    writer: CrawlWriter,
+    mut summary: ImportSummary,
+    times: SnapshotTimes,
+    progress: &mut dyn FnMut(&str),
+) -> anyhow::Result<ImportSummary> {
     summary.edges = writer.edges;
-    let (snapshots, skipped) = writer.finish(root, req.complete, progress)?;
+    let (snapshots, skipped) = writer.finish(root, req.complete, times, progress)?;
     summary.snapshots = snapshots;
     summary.skipped = skipped;
     // What `webevo run` checks first: it must accept what was written.
     crate::ingest::crawl_dir::CrawlDir::open(root)?;
     Ok(summary)
+}
+
+/// `--snapshot-map`: each input's snapshot time, from `input<TAB>time` lines
+/// (an input named by its path as given or by its file name; `#` comments).
+pub struct SnapshotMap {
+    path: PathBuf,
+    times: Vec<(String, Micros)>,
+}
+
+impl SnapshotMap {
+    pub fn read(path: &Path) -> Result<Self, InputError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| InputError::file(path, format!("cannot read: {e}")))?;
+        let mut times = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let at = Position::Line(i as u64 + 1);
+            let (name, time) = line.rsplit_once('\t').ok_or_else(|| {
+                InputError::at(
+                    path,
+                    at,
+                    "expected `input<TAB>time` (a file or directory, a tab, a date)",
+                )
+            })?;
+            let time = parse_date(time).map_err(|p| InputError::at(path, at, p))?;
+            times.push((name.trim().to_string(), time));
+        }
+        Ok(SnapshotMap {
+            path: path.to_path_buf(),
+            times,
+        })
+    }
+
+    /// The time of `input`: the line naming it by its path, else by its file name.
+    pub fn time_of(&self, input: &Path) -> Result<Micros, InputError> {
+        let full = input.to_string_lossy();
+        let trimmed = full.trim_end_matches('/');
+        let name = input.file_name().map(|n| n.to_string_lossy());
+        self.times
+            .iter()
+            .find(|(n, _)| n.trim_end_matches('/') == trimmed)
+            .or_else(|| {
+                self.times
+                    .iter()
+                    .find(|(n, _)| name.as_deref() == Some(n.trim_end_matches('/')))
+            })
+            .map(|(_, t)| *t)
+            .ok_or_else(|| {
+                InputError::file(
+                    &self.path,
+                    format!(
+                        "no line gives the snapshot time of input {}",
+                        input.display()
+                    ),
+                )
+            })
+    }
+}
+
+/// How the writer dates the snapshots it collected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotTimes {
+    /// The key of each snapshot is its time.
+    Keys,
+    /// Each snapshot's time is the latest fetch time of its observations; the
+    /// keys only group them.
+    LatestFetch,
+}
+
+/// Opens an input file, decompressing it if it starts with gzip's magic bytes.
+pub fn open_input(path: &Path) -> Result<Box<dyn BufRead>, InputError> {
+    let cannot = |e: std::io::Error| InputError::file(path, format!("cannot read: {e}"));
+    let file = File::open(path).map_err(cannot)?;
+    let mut raw = BufReader::with_capacity(1 << 16, file);
+    let head = raw.fill_buf().map_err(cannot)?;
+    Ok(if head.starts_with(&[0x1f, 0x8b]) {
+        Box::new(BufReader::with_capacity(
+            1 << 16,
+            flate2::bufread::MultiGzDecoder::new(raw),
+        ))
+    } else {
+        Box::new(raw)
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -265,23 +446,11 @@ pub struct LineReader<'p> {
     next_report: Instant,
 }
 
-const REPORT_EVERY: Duration = Duration::from_secs(2);
+pub(crate) const REPORT_EVERY: Duration = Duration::from_secs(2);
 
 impl<'p> LineReader<'p> {
     pub fn open(path: &Path, progress: &'p mut dyn FnMut(&str)) -> Result<Self, InputError> {
-        let cannot = |e: std::io::Error| InputError::file(path, format!("cannot read: {e}"));
-        let file = File::open(path).map_err(cannot)?;
-        let mut raw = BufReader::with_capacity(1 << 16, file);
-        let head = raw.fill_buf().map_err(cannot)?;
-        let reader: Box<dyn BufRead> = if head.starts_with(&[0x1f, 0x8b]) {
-            Box::new(BufReader::with_capacity(
-                1 << 16,
-                flate2::bufread::MultiGzDecoder::new(raw),
-            ))
-        } else {
-            Box::new(raw)
-        };
-        Ok(Self::new(path, reader, progress))
+        Ok(Self::new(path, open_input(path)?, progress))
     }
 
     /// Lines of `reader`, named `path` in messages.
@@ -468,6 +637,8 @@ pub struct CrawlWriter {
 struct DateFile {
     path: PathBuf,
     buf: Vec<u8>,
+    /// The latest fetch time of the date's page observations.
+    latest_fetch: Option<Micros>,
 }
 
 impl DateFile {
@@ -501,6 +672,57 @@ impl CrawlWriter {
         })
     }
 
+    /// The scratch file of snapshot `key`, created on first use.
+    fn date_file(&mut self, key: Micros) -> &mut DateFile {
+        let n = self.dates.len();
+        let scratch = &self.scratch;
+        self.dates.entry(key).or_insert_with(|| DateFile {
+            path: scratch.join(format!("{n}.txt")),
+            buf: Vec::new(),
+            latest_fetch: None,
+        })
+    }
+
+    /// Accounts for `added` bytes buffered for `key`, flushing as the limits say.
+    fn buffered(&mut self, key: Micros, added: usize) -> Result<(), OutputError> {
+        self.buffered += added;
+        let d = self.dates.get_mut(&key).expect("just written");
+        if d.buf.len() >= FLUSH_DATE {
+            self.buffered -= d.buf.len();
+            d.flush()?;
+        }
+        if self.buffered >= FLUSH_ALL {
+            for d in self.dates.values_mut() {
+                d.flush()?;
+            }
+            self.buffered = 0;
+        }
+        Ok(())
+    }
+
+    /// Records one observation of page `url` (normalized) in snapshot `key`:
+    /// fetched at `fetch_time` with this status and payload digest.
+    pub fn page(
+        &mut self,
+        key: Micros,
+        url: &str,
+        fetch_time: Micros,
+        status: Option<u16>,
+        digest: Option<&str>,
+    ) -> Result<(), OutputError> {
+        self.seen_dates.insert(key);
+        let d = self.date_file(key);
+        d.latest_fetch = Some(d.latest_fetch.map_or(fetch_time, |t| t.max(fetch_time)));
+        let before = d.buf.len();
+        // `@` marks an observation: normalized URLs start with their scheme.
+        // Tabs and newlines cannot occur in a digest the way we write it.
+        let digest = digest.unwrap_or("").replace(['\t', '\n', '\r'], " ");
+        let status = status.map(|s| s.to_string()).unwrap_or_default();
+        writeln!(d.buf, "@{url}\t{fetch_time}\t{status}\t{digest}").expect("in memory");
+        let added = d.buf.len() - before;
+        self.buffered(key, added)
+    }
+
     /// Records one edge of the snapshot at `time`. `src` and `dst` are normalized
     /// page URLs, `None` when the input's text could not be one. The source is a
     /// fetched page of the snapshot whenever it is usable.
@@ -528,12 +750,7 @@ impl CrawlWriter {
             }
             Some(dst) => Some(dst),
         };
-        let n = self.dates.len();
-        let scratch = &self.scratch;
-        let d = self.dates.entry(time).or_insert_with(|| DateFile {
-            path: scratch.join(format!("{n}.txt")),
-            buf: Vec::new(),
-        });
+        let d = self.date_file(time);
         let before = d.buf.len();
         d.buf.extend_from_slice(src.as_bytes());
         if let Some(dst) = dst {
@@ -543,18 +760,8 @@ impl CrawlWriter {
             d.buf.extend_from_slice(count.to_string().as_bytes());
         }
         d.buf.push(b'\n');
-        self.buffered += d.buf.len() - before;
-        if d.buf.len() >= FLUSH_DATE {
-            self.buffered -= d.buf.len();
-            d.flush()?;
-        }
-        if self.buffered >= FLUSH_ALL {
-            for d in self.dates.values_mut() {
-                d.flush()?;
-            }
-            self.buffered = 0;
-        }
-        Ok(())
+        let added = d.buf.len() - before;
+        self.buffered(time, added)
     }
 
     /// Writes every snapshot under `root/snapshots/` in date order and removes the
@@ -563,20 +770,37 @@ impl CrawlWriter {
         mut self,
         root: &Path,
         complete: bool,
+        rule: SnapshotTimes,
         progress: &mut dyn FnMut(&str),
-    ) -> Result<(Vec<SnapshotWritten>, Skipped), OutputError> {
-        let mut times: Vec<Micros> = self.dates.keys().copied().collect();
+    ) -> anyhow::Result<(Vec<SnapshotWritten>, Skipped)> {
+        // (time, key) of every snapshot, in time order.
+        let mut times: Vec<(Micros, Micros)> = self
+            .dates
+            .iter()
+            .map(|(&key, d)| match rule {
+                SnapshotTimes::Keys => (key, key),
+                SnapshotTimes::LatestFetch => (d.latest_fetch.unwrap_or(key), key),
+            })
+            .collect();
         times.sort_unstable();
+        if let Some(w) = times.windows(2).find(|w| w[0].0 == w[1].0) {
+            anyhow::bail!(
+                "two snapshots would have the same time {} (the latest fetch time of their records); group the inputs with --snapshot-by day or week, or date them with --snapshot-map",
+                format_date(w[0].0)
+            );
+        }
         self.skipped.dates_without_pages = (self.seen_dates.len() - times.len()) as u64;
         let started = Instant::now();
         let mut next_report = started + REPORT_EVERY;
         let mut written = Vec::with_capacity(times.len());
-        for (seq, time) in times.iter().enumerate() {
-            let mut d = self.dates.remove(time).expect("listed");
+        for (seq, (time, key)) in times.iter().enumerate() {
+            let mut d = self.dates.remove(key).expect("listed");
             d.flush()?;
             let dir = root.join("snapshots").join(seq.to_string());
-            let (pages, links, duplicates) = write_snapshot(&d.path, &dir, *time, !complete)?;
-            self.skipped.duplicate_links += duplicates;
+            let w = write_snapshot(&d.path, &dir, *time, !complete)?;
+            let (pages, links) = (w.pages, w.links);
+            self.skipped.duplicate_links += w.duplicate_links;
+            self.skipped.repeated_observations += w.repeated_observations;
             std::fs::remove_file(&d.path).map_err(|e| OutputError::io(&d.path, e))?;
             written.push(SnapshotWritten {
                 seq: seq as u64,
@@ -599,21 +823,55 @@ impl CrawlWriter {
     }
 }
 
-/// Writes one snapshot directory from its scratch file; returns its distinct
-/// pages, distinct links and the duplicate link lines merged.
+/// What [`write_snapshot`] wrote and merged.
+struct SnapshotCounts {
+    pages: u64,
+    links: u64,
+    duplicate_links: u64,
+    repeated_observations: u64,
+}
+
+/// One observation of a page: fetch time, status, digest.
+type Observation<'a> = (Micros, Option<i32>, Option<&'a str>);
+
+/// Writes one snapshot directory from its scratch file.
 fn write_snapshot(
     scratch: &Path,
     dir: &Path,
     time: Micros,
     partial: bool,
-) -> Result<(u64, u64, u64), OutputError> {
+) -> Result<SnapshotCounts, OutputError> {
     // One snapshot's scratch file, read whole; pages and links borrow from it.
     let text = std::fs::read_to_string(scratch).map_err(|e| OutputError::io(scratch, e))?;
     let hasher = foldhash::fast::FixedState::default();
     let mut page_set: HashSet<&str, _> = HashSet::with_hasher(hasher.clone());
+    let mut observed: HashMap<&str, Observation, _> = HashMap::with_hasher(hasher.clone());
+    let mut repeated_observations = 0u64;
     let mut link_map: HashMap<(&str, &str), i64, _> = HashMap::with_hasher(hasher);
     let mut link_lines = 0u64;
     for line in text.lines() {
+        if let Some(obs) = line.strip_prefix('@') {
+            let mut f = obs.split('\t');
+            let url = f.next().unwrap_or_default();
+            let fetch = f.next().and_then(|t| t.parse().ok()).unwrap_or(time);
+            let status = f.next().and_then(|s| s.parse().ok());
+            let digest = f.next().filter(|d| !d.is_empty());
+            page_set.insert(url);
+            let o = (fetch, status, digest);
+            match observed.entry(url) {
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    repeated_observations += 1;
+                    // The latest observation stands for the snapshot.
+                    if o > *e.get() {
+                        e.insert(o);
+                    }
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(o);
+                }
+            }
+            continue;
+        }
         let mut fields = line.split('\t');
         let src = fields.next().unwrap_or_default();
         page_set.insert(src);
@@ -633,13 +891,48 @@ fn write_snapshot(
     let json_path = dir.join("snapshot.json");
     std::fs::write(&json_path, format!("{json}\n")).map_err(|e| OutputError::io(&json_path, e))?;
 
-    let page_schema = Arc::new(Schema::new(vec![Field::new("url", DataType::Utf8, false)]));
-    write_parquet(
-        &dir.join("pages.parquet"),
-        page_schema,
-        pages.iter().copied(),
-        |chunk| vec![Arc::new(StringArray::from_iter_values(chunk.iter().copied())) as ArrayRef],
-    )?;
+    if observed.is_empty() {
+        let page_schema = Arc::new(Schema::new(vec![Field::new("url", DataType::Utf8, false)]));
+        write_parquet(
+            &dir.join("pages.parquet"),
+            page_schema,
+            pages.iter().copied(),
+            |chunk| {
+                vec![Arc::new(StringArray::from_iter_values(chunk.iter().copied())) as ArrayRef]
+            },
+        )?;
+    } else {
+        // Observed pages carry what was observed; pages that are only link
+        // sources (none in WARC imports) get nulls: fetched at the snapshot's time.
+        let page_schema = Arc::new(Schema::new(vec![
+            Field::new("url", DataType::Utf8, false),
+            Field::new(
+                "fetch_time",
+                DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())),
+                true,
+            ),
+            Field::new("status", DataType::Int32, true),
+            Field::new("digest", DataType::Utf8, true),
+        ]));
+        let rows = pages.iter().map(|&u| (u, observed.get(u).copied()));
+        write_parquet(&dir.join("pages.parquet"), page_schema, rows, |chunk| {
+            vec![
+                Arc::new(StringArray::from_iter_values(chunk.iter().map(|r| r.0))) as ArrayRef,
+                Arc::new(
+                    arrow_array::TimestampMicrosecondArray::from_iter(
+                        chunk.iter().map(|r| r.1.map(|o| o.0)),
+                    )
+                    .with_timezone("UTC"),
+                ),
+                Arc::new(arrow_array::Int32Array::from_iter(
+                    chunk.iter().map(|r| r.1.and_then(|o| o.1)),
+                )),
+                Arc::new(StringArray::from_iter(
+                    chunk.iter().map(|r| r.1.and_then(|o| o.2)),
+                )),
+            ]
+        })?;
+    }
     let link_schema = Arc::new(Schema::new(vec![
         Field::new("src", DataType::Utf8, false),
         Field::new("dst", DataType::Utf8, false),
@@ -658,7 +951,12 @@ fn write_snapshot(
         },
     )?;
     let distinct = links.len() as u64;
-    Ok((pages.len() as u64, distinct, link_lines - distinct))
+    Ok(SnapshotCounts {
+        pages: pages.len() as u64,
+        links: distinct,
+        duplicate_links: link_lines - distinct,
+        repeated_observations,
+    })
 }
 
 /// Writes `rows` to a zstd Parquet file, `columns` turning a chunk of rows into arrays.
