@@ -5,7 +5,7 @@ WEBEVO := target/release/webevo
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: build test demo bench bench-quick bench-discovery bench-change bench-rankmass bench-echo lint fmt schemas clean
+.PHONY: build test demo spark-check bench bench-quick bench-discovery bench-change bench-rankmass bench-echo lint fmt schemas clean
 
 build:
 	$(CARGO) build --release
@@ -27,6 +27,19 @@ demo: build $(PY_DEPS)
 	$(WEBEVO) run --input demo-data --output demo-out --job jobs/all.toml -w 2
 	$(WEBEVO) run --input demo-data/news --output demo-out-news --job jobs/echo-eval.toml -w 2
 	$(PYTHON) scripts/demo_query.py demo-out demo-out-news
+
+# Spark as a client: every table of the demo output read with PySpark (partition
+# discovery on), its types checked against schemas/, one query per analysis. Needs
+# Java 17+; pyspark (about 300 MB) goes into its own venv. Not part of `make test`.
+SPARK_VENV := .venv-spark
+$(SPARK_VENV)/.deps-1:
+	python3 -m venv $(SPARK_VENV)
+	$(SPARK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check pyspark
+	touch $@
+
+spark-check: $(SPARK_VENV)/.deps-1
+	test -d demo-out -a -d demo-out-news || $(MAKE) demo
+	$(SPARK_VENV)/bin/python scripts/spark_check.py demo-out demo-out-news
 
 # The benchmarks' peers also need NumPy (the revisit-plan peer) and igraph (the
 # PageRank peer).

@@ -1,5 +1,6 @@
 //! DuckDB reads the demo output, and an independent SQL implementation of the
 //! foundation tables, computed from the input directory, agrees with it.
+//! The README's queries and examples/queries/*.sql run and hold on the demo output.
 //! Skips (with a message) where Python's duckdb is not installed; CI installs it.
 
 use std::process::Command;
@@ -54,5 +55,31 @@ fn duckdb_reads_hive_partitions() {
     if let Some(text) = python_check(&[script.as_os_str(), out.as_os_str()]) {
         let n = table_rows(&out, "snapshots").len();
         assert!(text.contains(&format!("snapshots: {n} rows")), "{text}");
+    }
+}
+
+/// The README's queries and examples/queries/*.sql on the demo output, as `make
+/// demo` writes it: every table read by DuckDB with the schema's column types,
+/// every query returning rows, every example's `-- assert:` holding on each row.
+#[test]
+fn readme_and_example_queries_on_the_demo_output() {
+    let dir = tempdir();
+    let input = generated(Preset::Demo, 1, &dir.path().join("demo-data"));
+    let out = dir.path().join("demo-out");
+    run_in_process(&input, &out, 2).unwrap();
+    let news = dir.path().join("demo-out-news");
+    run_in_process_with_job(
+        &input.join("news"),
+        &news,
+        2,
+        &root().join("jobs/echo-eval.toml"),
+    )
+    .unwrap();
+    let script = root().join("scripts/check_queries.py");
+    if let Some(text) = python_check(&[script.as_os_str(), out.as_os_str(), news.as_os_str()]) {
+        assert!(
+            text.contains("every table, README query and example query checks out"),
+            "{text}"
+        );
     }
 }
