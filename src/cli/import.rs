@@ -98,14 +98,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             (Some(a), Some(b)) => format!(", {} … {}", format_date(a.time), format_date(b.time)),
             _ => String::new(),
         };
+        // WARC files have records, not lines: their counts follow on the next line.
+        let lines = match s.warc {
+            Some(_) => String::new(),
+            None => format!(", {} lines", s.lines),
+        };
         eprintln!(
-            "webevo: imported {} {} snapshots{span} ({} page rows, {} link rows) from {} file(s), {} lines, into {} in {:.1} s",
+            "webevo: imported {} {} snapshots{span} ({} page rows, {} link rows) from {} file(s){lines}, into {} in {:.1} s",
             s.snapshots.len(),
             if req.complete { "complete" } else { "partial" },
             s.pages(),
             s.links(),
             s.files,
-            s.lines,
             req.output.display(),
             started.elapsed().as_secs_f64()
         );

@@ -784,10 +784,11 @@ impl CrawlWriter {
             .collect();
         times.sort_unstable();
         if let Some(w) = times.windows(2).find(|w| w[0].0 == w[1].0) {
-            anyhow::bail!(
+            return Err(crate::error::JobError::Setting(format!(
                 "two snapshots would have the same time {} (the latest fetch time of their records); group the inputs with --snapshot-by day or week, or date them with --snapshot-map",
                 format_date(w[0].0)
-            );
+            ))
+            .into());
         }
         self.skipped.dates_without_pages = (self.seen_dates.len() - times.len()) as u64;
         let started = Instant::now();
