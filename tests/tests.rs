@@ -5,6 +5,8 @@ mod util;
 
 // Bad input: clear errors naming file and row, exit code 2; odd rows counted.
 mod bad_input;
+// Hostile input: a bounded mutation fuzzer over every parser; no panic, errors name the file.
+mod hostile_input;
 // `webevo import`: real GDF and dated-links files, date formats, errors by line.
 mod import;
 // `webevo import --format warc`: real WARCs against warcio, a run end to end, written cases.

@@ -123,7 +123,12 @@ impl TokenSink for LinkSink {
 fn refresh_url(content: &str) -> Option<String> {
     let (_, rest) = content.split_once([';', ','])?;
     let rest = rest.trim_start();
-    let value = if rest.len() >= 3 && rest[..3].eq_ignore_ascii_case("url") {
+    // Bytes, not str slices: the cut may fall inside a character.
+    let starts_with_url = rest
+        .as_bytes()
+        .get(..3)
+        .is_some_and(|p| p.eq_ignore_ascii_case(b"url"));
+    let value = if starts_with_url {
         rest[3..].trim_start().strip_prefix('=')?.trim()
     } else {
         rest.trim()
@@ -206,6 +211,7 @@ mod tests {
             ["http://a.com/moved"]
         );
         assert_eq!(refresh_url("5"), None);
+        assert_eq!(refresh_url("0;ü=x").as_deref(), Some("ü=x"));
         assert_eq!(
             refresh_url("3;http://b.org/").as_deref(),
             Some("http://b.org/")

@@ -336,6 +336,23 @@ fn finish_import(
     progress: &mut dyn FnMut(&str),
 ) -> anyhow::Result<ImportSummary> {
     summary.edges = writer.edges;
+    if writer.dates.is_empty() {
+        let what = match req.format {
+            Format::Warc => {
+                "page observation (a response, revisit or resource record of an http(s) URL)"
+            }
+            _ => "edge with a usable source",
+        };
+        let files = match req.inputs.len() {
+            1 => "the input holds".to_string(),
+            n => format!("none of the {n} inputs holds"),
+        };
+        return Err(InputError::file(
+            &req.inputs[0],
+            format!("nothing to import: {files} a {what}"),
+        )
+        .into());
+    }
     let (snapshots, skipped) = writer.finish(root, req.complete, times, progress)?;
     summary.snapshots = snapshots;
     summary.skipped = skipped;

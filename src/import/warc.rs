@@ -282,7 +282,8 @@ impl RecordReader {
         } else {
             length
         };
-        let mut block = Vec::with_capacity(keep as usize);
+        // Capacity grows with what arrives, not with what the header claims.
+        let mut block = Vec::with_capacity(keep.min(1 << 20) as usize);
         let got = (&mut self.input)
             .take(keep)
             .read_to_end(&mut block)
@@ -538,7 +539,10 @@ fn strip_angles(uri: &str) -> &str {
 }
 
 fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
-    s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix)
+    // Bytes, not str slices: the cut may fall inside a character.
+    s.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
 /// The links of HTML captures, by page and digest, for the revisits that come
