@@ -37,6 +37,8 @@ mod rankmass_reference;
 mod rankmass_orders;
 // The spine and discovery tables against a brute-force reference on random crawls.
 mod reference;
+// Reruns change nothing; the output lock refuses a second run and recovers from a dead one.
+mod reruns;
 // schemas/*.json match the code; every table's rows match its schema.
 mod schemas;
 // DuckDB reads the output and an independent SQL reference agrees with it.

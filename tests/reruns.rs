@@ -1,0 +1,128 @@
+//! Reruns and concurrency: the same update run twice changes nothing the second
+//! time; a live lock refuses a second run with a clear message and nothing
+//! committed; a lock left by a dead process is taken over; two runs started
+//! together on one output end as one run would.
+
+use std::fs;
+use std::path::Path;
+
+use webevo::generate::Preset;
+
+use crate::util::*;
+
+fn run_cli(input: &Path, out: &Path) -> std::process::Output {
+    run_bin(
+        &[
+            "run",
+            "-q",
+            "--input",
+            input.to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+            "-w",
+            "2",
+        ],
+        &[],
+    )
+}
+
+/// Every table's rows and the manifest's committed snapshots.
+fn state(
+    out: &Path,
+) -> (
+    std::collections::BTreeMap<String, Vec<String>>,
+    serde_json::Value,
+) {
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("_manifest.json")).unwrap()).unwrap();
+    (tables(out), manifest["snapshots"].clone())
+}
+
+#[test]
+fn rerunning_the_same_update_changes_nothing() {
+    let dir = tempdir();
+    let input = generated(Preset::Tiny, 3, &dir.path().join("in"));
+    let out = dir.path().join("out");
+    let first = run_in_process(&input, &out, 2).unwrap();
+    assert!(!first.snapshots.is_empty());
+    let before = state(&out);
+    let second = run_in_process(&input, &out, 2).unwrap();
+    assert!(second.snapshots.is_empty(), "{:?}", second.snapshots);
+    assert_eq!(state(&out), before);
+}
+
+#[test]
+fn a_live_lock_refuses_a_second_run() {
+    let dir = tempdir();
+    let input = generated(Preset::Tiny, 3, &dir.path().join("in"));
+    let out = dir.path().join("out");
+    fs::create_dir_all(&out).unwrap();
+    // This test process is alive: its pid in the lock means "someone is writing".
+    fs::write(out.join("_lock"), format!("{}\n", std::process::id())).unwrap();
+    let o = run_cli(&input, &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("another webevo run (pid"), "{err}");
+    assert!(err.contains("_lock"), "{err}");
+    assert!(!out.join("_manifest.json").exists(), "nothing committed");
+    assert!(out.join("_lock").exists(), "the holder's lock stays");
+}
+
+#[test]
+fn a_stale_lock_is_taken_over() {
+    let dir = tempdir();
+    let input = generated(Preset::Tiny, 3, &dir.path().join("in"));
+    let out = dir.path().join("out");
+    fs::create_dir_all(&out).unwrap();
+    // The pid of a process that has exited: a crashed run's lock.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    fs::write(out.join("_lock"), format!("{pid}\n")).unwrap();
+    let o = run_cli(&input, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !out.join("_lock").exists(),
+        "the lock is released at the end"
+    );
+    let reference = dir.path().join("reference");
+    run_in_process(&input, &reference, 2).unwrap();
+    assert_eq!(tables(&out), tables(&reference));
+}
+
+#[test]
+fn two_runs_started_together_end_as_one() {
+    let dir = tempdir();
+    let input = generated(Preset::Tiny, 3, &dir.path().join("in"));
+    let out = dir.path().join("out");
+    let spawn = || {
+        std::process::Command::new(bin())
+            .args(["run", "-q", "-w", "1", "--input"])
+            .arg(&input)
+            .arg("--output")
+            .arg(&out)
+            .current_dir(root())
+            .output()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(spawn);
+        let b = s.spawn(spawn);
+        (a.join().unwrap().unwrap(), b.join().unwrap().unwrap())
+    });
+    let mut ok = 0;
+    for o in [&a, &b] {
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.success() {
+            ok += 1;
+        } else {
+            // The loser is refused by the lock, never half-written.
+            assert_eq!(o.status.code(), Some(2), "{err}");
+            assert!(err.contains("another webevo run"), "{err}");
+        }
+    }
+    assert!(ok >= 1);
+    let reference = dir.path().join("reference");
+    run_in_process(&input, &reference, 2).unwrap();
+    assert_eq!(tables(&out), tables(&reference));
+    assert!(!out.join("_lock").exists());
+}
