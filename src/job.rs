@@ -594,6 +594,8 @@ pub struct Cluster {
     pub processes: usize,
     pub process: usize,
     pub addresses: Vec<String>,
+    /// How long a process of a multi-process run waits for the others to connect.
+    pub connect_timeout: std::time::Duration,
 }
 
 impl Cluster {
@@ -650,6 +652,7 @@ impl Cluster {
             processes,
             process,
             addresses,
+            connect_timeout: std::time::Duration::from_secs(300),
         })
     }
 

@@ -18,5 +18,6 @@ pub mod job;
 pub mod ledger;
 pub mod model;
 pub mod output;
+pub mod peers;
 pub mod run;
 pub mod state;

@@ -90,7 +90,19 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
 
     let worker_plan = plan.clone();
     let progress = req.progress;
+    let cluster = &req.cluster;
+    let connected = (cluster.processes > 1).then(|| {
+        crate::peers::watch(
+            cluster.processes,
+            cluster.process,
+            &cluster.addresses[cluster.process],
+            cluster.connect_timeout,
+        )
+    });
     let guards = timely::execute(req.cluster.timely_config(), move |worker| {
+        if let Some(c) = &connected {
+            c.set();
+        }
         run_worker(worker, worker_plan.clone(), progress)
     })
     .map_err(|e| anyhow::anyhow!("could not start the workers: {e}"))?;

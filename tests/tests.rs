@@ -39,6 +39,8 @@ mod rankmass_orders;
 mod reference;
 // Reruns change nothing; the output lock refuses a second run and recovers from a dead one.
 mod reruns;
+// A dead or missing process of a 2-process run: a prompt, clear exit; a rerun completes.
+mod peers;
 // schemas/*.json match the code; every table's rows match its schema.
 mod schemas;
 // DuckDB reads the output and an independent SQL reference agrees with it.

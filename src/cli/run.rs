@@ -28,6 +28,9 @@ pub struct Args {
     /// File of host:port lines, one per process (default: localhost:2101, 2102, ...).
     #[arg(long)]
     hostfile: Option<PathBuf>,
+    /// Seconds a process of a multi-process run waits for the others to connect.
+    #[arg(long, default_value_t = 300)]
+    connect_timeout: u64,
     /// No progress output.
     #[arg(short, long)]
     quiet: bool,
@@ -35,12 +38,13 @@ pub struct Args {
 
 pub fn main(args: Args) -> anyhow::Result<()> {
     let job = Job::load(&args.job)?;
-    let cluster = Cluster::new(
+    let mut cluster = Cluster::new(
         args.workers,
         args.processes,
         args.process,
         args.hostfile.as_deref(),
     )?;
+    cluster.connect_timeout = std::time::Duration::from_secs(args.connect_timeout);
     run(&RunRequest {
         input: args.input,
         output: args.output,
