@@ -21,8 +21,8 @@
 //!
 //! Memory: a record's block is read whole up to [`MAX_BLOCK`] (larger ones keep
 //! their first megabyte, enough for the HTTP headers, and get no links), and the
-//! links of HTML captures wait in a scratch file for revisits, with a 20-byte
-//! index entry per capture in memory.
+//! links of every capture wait in a scratch file for revisits, with an index
+//! entry of about 32 bytes per capture in memory.
 
 use std::collections::HashMap;
 use std::fs::File;
