@@ -8,8 +8,9 @@
 //!
 //! The input is streamed once: each edge is appended to a scratch file of its date
 //! (through a per-date buffer, under a global memory budget), so memory does not
-//! grow with the input. Each snapshot is then finalized on its own, holding only its distinct
-//! pages and links: sorted, duplicates merged (counts summed), written as Parquet.
+//! grow with the input. Each snapshot is then finalized on its own by an external
+//! merge sort ([`snapshot_sort`]): sorted, duplicates merged (counts summed),
+//! streamed into Parquet.
 //! Everything is written into `OUT.tmp-<pid>` and renamed to `OUT` at the end, so a
 //! failed import leaves no crawl directory behind.
 
@@ -18,6 +19,7 @@ pub mod dated_links;
 pub mod gdf;
 pub mod html_links;
 pub mod http;
+mod snapshot_sort;
 pub mod warc;
 
 use std::collections::{HashMap, HashSet};
@@ -849,76 +851,54 @@ struct SnapshotCounts {
     repeated_observations: u64,
 }
 
-/// One observation of a page: fetch time, status, digest.
-type Observation<'a> = (Micros, Option<i32>, Option<&'a str>);
-
-/// Writes one snapshot directory from its scratch file.
+/// Writes one snapshot directory from its scratch file, sorting and merging it
+/// in bounded memory ([`snapshot_sort`]).
 fn write_snapshot(
     scratch: &Path,
     dir: &Path,
     time: Micros,
     partial: bool,
 ) -> Result<SnapshotCounts, OutputError> {
-    // One snapshot's scratch file, read whole; pages and links borrow from it.
-    let text = std::fs::read_to_string(scratch).map_err(|e| OutputError::io(scratch, e))?;
-    let hasher = foldhash::fast::FixedState::default();
-    let mut page_set: HashSet<&str, _> = HashSet::with_hasher(hasher.clone());
-    let mut observed: HashMap<&str, Observation, _> = HashMap::with_hasher(hasher.clone());
-    let mut repeated_observations = 0u64;
-    let mut link_map: HashMap<(&str, &str), i64, _> = HashMap::with_hasher(hasher);
-    let mut link_lines = 0u64;
-    for line in text.lines() {
-        if let Some(obs) = line.strip_prefix('@') {
-            let mut f = obs.split('\t');
-            let url = f.next().unwrap_or_default();
-            let fetch = f.next().and_then(|t| t.parse().ok()).unwrap_or(time);
-            let status = f.next().and_then(|s| s.parse().ok());
-            let digest = f.next().filter(|d| !d.is_empty());
-            page_set.insert(url);
-            let o = (fetch, status, digest);
-            match observed.entry(url) {
-                std::collections::hash_map::Entry::Occupied(mut e) => {
-                    repeated_observations += 1;
-                    // The latest observation stands for the snapshot.
-                    if o > *e.get() {
-                        e.insert(o);
-                    }
-                }
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(o);
-                }
-            }
-            continue;
-        }
-        let mut fields = line.split('\t');
-        let src = fields.next().unwrap_or_default();
-        page_set.insert(src);
-        if let (Some(dst), Some(count)) = (fields.next(), fields.next()) {
-            let count: i64 = count.parse().unwrap_or(1);
-            link_lines += 1;
-            let c = link_map.entry((src, dst)).or_insert(0);
-            *c = c.saturating_add(count);
-        }
-    }
-    let mut pages: Vec<&str> = page_set.into_iter().collect();
-    pages.sort_unstable();
-    let mut links: Vec<((&str, &str), i64)> = link_map.into_iter().collect();
-    links.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let work = scratch.with_extension("sort");
+    std::fs::create_dir_all(&work).map_err(|e| OutputError::io(&work, e))?;
+    let sorted = snapshot_sort::sort_scratch(scratch, &work, snapshot_sort::RUN_BYTES)?;
     std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
     let json = serde_json::json!({ "time": format_date(time), "partial": partial });
     let json_path = dir.join("snapshot.json");
     std::fs::write(&json_path, format!("{json}\n")).map_err(|e| OutputError::io(&json_path, e))?;
 
-    if observed.is_empty() {
+    let mut counts = SnapshotCounts {
+        pages: 0,
+        links: 0,
+        duplicate_links: 0,
+        repeated_observations: 0,
+    };
+    // Pages: `url, observations, fetch_time, status, digest`.
+    let read_error = std::cell::RefCell::new(None);
+    let pages = sorted_lines(&sorted.pages, &read_error)?.map(|line| {
+        let f: Vec<&str> = line.split('\t').collect();
+        let n: u64 = f[1].parse().unwrap_or(0);
+        let obs = (n > 0).then(|| {
+            (
+                f[2].parse::<Micros>().unwrap_or(time),
+                f[3].parse::<i32>().ok(),
+                (!f[4].is_empty()).then(|| f[4].to_string()),
+            )
+        });
+        (f[0].to_string(), n, obs)
+    });
+    let (counted, observed) = (std::cell::Cell::new(0u64), std::cell::Cell::new(0u64));
+    let pages = pages.inspect(|p| {
+        counted.set(counted.get() + 1);
+        observed.set(observed.get() + p.1.saturating_sub(1));
+    });
+    if !sorted.observed {
         let page_schema = Arc::new(Schema::new(vec![Field::new("url", DataType::Utf8, false)]));
-        write_parquet(
-            &dir.join("pages.parquet"),
-            page_schema,
-            pages.iter().copied(),
-            |chunk| {
-                vec![Arc::new(StringArray::from_iter_values(chunk.iter().copied())) as ArrayRef]
-            },
-        )?;
+        write_parquet(&dir.join("pages.parquet"), page_schema, pages, |chunk| {
+            vec![Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|p| p.0.as_str()),
+            )) as ArrayRef]
+        })?;
     } else {
         // Observed pages carry what was observed; pages that are only link
         // sources (none in WARC imports) get nulls: fetched at the snapshot's time.
@@ -932,49 +912,91 @@ fn write_snapshot(
             Field::new("status", DataType::Int32, true),
             Field::new("digest", DataType::Utf8, true),
         ]));
-        let rows = pages.iter().map(|&u| (u, observed.get(u).copied()));
-        write_parquet(&dir.join("pages.parquet"), page_schema, rows, |chunk| {
+        write_parquet(&dir.join("pages.parquet"), page_schema, pages, |chunk| {
             vec![
-                Arc::new(StringArray::from_iter_values(chunk.iter().map(|r| r.0))) as ArrayRef,
+                Arc::new(StringArray::from_iter_values(
+                    chunk.iter().map(|p| p.0.as_str()),
+                )) as ArrayRef,
                 Arc::new(
                     arrow_array::TimestampMicrosecondArray::from_iter(
-                        chunk.iter().map(|r| r.1.map(|o| o.0)),
+                        chunk.iter().map(|p| p.2.as_ref().map(|o| o.0)),
                     )
                     .with_timezone("UTC"),
                 ),
                 Arc::new(arrow_array::Int32Array::from_iter(
-                    chunk.iter().map(|r| r.1.and_then(|o| o.1)),
+                    chunk.iter().map(|p| p.2.as_ref().and_then(|o| o.1)),
                 )),
                 Arc::new(StringArray::from_iter(
-                    chunk.iter().map(|r| r.1.and_then(|o| o.2)),
+                    chunk
+                        .iter()
+                        .map(|p| p.2.as_ref().and_then(|o| o.2.as_deref())),
                 )),
             ]
         })?;
     }
+    if let Some(e) = read_error.borrow_mut().take() {
+        return Err(e);
+    }
+    counts.pages = counted.get();
+    counts.repeated_observations = observed.get();
+
+    // Links: `src, dst, count, lines`.
+    let links = sorted_lines(&sorted.links, &read_error)?.map(|line| {
+        let f: Vec<&str> = line.split('\t').collect();
+        let lines: u64 = f[3].parse().unwrap_or(1);
+        (
+            f[0].to_string(),
+            f[1].to_string(),
+            f[2].parse::<i64>().unwrap_or(1),
+            lines,
+        )
+    });
+    let (distinct, merged) = (std::cell::Cell::new(0u64), std::cell::Cell::new(0u64));
+    let links = links.inspect(|l| {
+        distinct.set(distinct.get() + 1);
+        merged.set(merged.get() + l.3.saturating_sub(1));
+    });
     let link_schema = Arc::new(Schema::new(vec![
         Field::new("src", DataType::Utf8, false),
         Field::new("dst", DataType::Utf8, false),
         Field::new("count", DataType::Int64, false),
     ]));
-    write_parquet(
-        &dir.join("links.parquet"),
-        link_schema,
-        links.iter().copied(),
-        |chunk| {
-            vec![
-                Arc::new(StringArray::from_iter_values(chunk.iter().map(|l| l.0 .0))) as ArrayRef,
-                Arc::new(StringArray::from_iter_values(chunk.iter().map(|l| l.0 .1))),
-                Arc::new(Int64Array::from_iter_values(chunk.iter().map(|l| l.1))),
-            ]
-        },
-    )?;
-    let distinct = links.len() as u64;
-    Ok(SnapshotCounts {
-        pages: pages.len() as u64,
-        links: distinct,
-        duplicate_links: link_lines - distinct,
-        repeated_observations,
-    })
+    write_parquet(&dir.join("links.parquet"), link_schema, links, |chunk| {
+        vec![
+            Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|l| l.0.as_str()),
+            )) as ArrayRef,
+            Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|l| l.1.as_str()),
+            )),
+            Arc::new(Int64Array::from_iter_values(chunk.iter().map(|l| l.2))),
+        ]
+    })?;
+    if let Some(e) = read_error.borrow_mut().take() {
+        return Err(e);
+    }
+    counts.links = distinct.get();
+    counts.duplicate_links = merged.get();
+    std::fs::remove_dir_all(&work).map_err(|e| OutputError::io(&work, e))?;
+    Ok(counts)
+}
+
+/// The lines of a sorted file; a read error ends them and is kept in `error`.
+fn sorted_lines<'e>(
+    path: &Path,
+    error: &'e std::cell::RefCell<Option<OutputError>>,
+) -> Result<impl Iterator<Item = String> + 'e, OutputError> {
+    let f = File::open(path).map_err(|e| OutputError::io(path, e))?;
+    let path = path.to_path_buf();
+    Ok(BufReader::with_capacity(1 << 16, f)
+        .lines()
+        .map_while(move |l| match l {
+            Ok(l) => Some(l),
+            Err(e) => {
+                *error.borrow_mut() = Some(OutputError::io(&path, e));
+                None
+            }
+        }))
 }
 
 /// Writes `rows` to a zstd Parquet file, `columns` turning a chunk of rows into arrays.
