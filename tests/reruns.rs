@@ -1,7 +1,8 @@
 //! Reruns and concurrency: the same update run twice changes nothing the second
-//! time; a live lock refuses a second run with a clear message and nothing
-//! committed; a lock left by a dead process is taken over; two runs started
-//! together on one output end as one run would.
+//! time; a held lock refuses a second run with a clear message and nothing
+//! committed; a lock file left by a dead process holds no lock; two runs started
+//! together on one output end as one run would (this test found a race in the
+//! old pid-file lock: a lock file created but not yet written looked stale).
 
 use std::fs;
 use std::path::Path;
@@ -57,15 +58,22 @@ fn a_live_lock_refuses_a_second_run() {
     let input = generated(Preset::Tiny, 3, &dir.path().join("in"));
     let out = dir.path().join("out");
     fs::create_dir_all(&out).unwrap();
-    // This test process is alive: its pid in the lock means "someone is writing".
+    // This test process holds the lock, as a running webevo would.
+    let held = fs::File::create(out.join("_lock")).unwrap();
+    held.try_lock().unwrap();
     fs::write(out.join("_lock"), format!("{}\n", std::process::id())).unwrap();
     let o = run_cli(&input, &out);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("another webevo run (pid"), "{err}");
+    let pid = format!("another webevo run (pid {})", std::process::id());
+    assert!(err.contains(&pid), "{err}");
     assert!(err.contains("_lock"), "{err}");
     assert!(!out.join("_manifest.json").exists(), "nothing committed");
     assert!(out.join("_lock").exists(), "the holder's lock stays");
+    // Released, the next run goes ahead.
+    drop(held);
+    let o = run_cli(&input, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]

@@ -97,13 +97,18 @@ pub struct OutputDir {
     root: PathBuf,
 }
 
-/// Removes `OUT/_lock` when dropped.
+/// The output directory's lock: an OS file lock (`flock`) on `OUT/_lock`, which
+/// the kernel releases when the process ends however it ends, so a crashed run
+/// never leaves a lock behind. The file holds the holder's pid for messages.
 pub struct Lock {
     path: PathBuf,
+    _file: fs::File,
 }
 
 impl Drop for Lock {
     fn drop(&mut self) {
+        // Remove the file before the lock is released (the field drops after
+        // this): whoever opens the path afterwards gets a new file.
         let _ = fs::remove_file(&self.path);
     }
 }
@@ -132,40 +137,47 @@ impl OutputDir {
         self.root.join(STAGING).join(run)
     }
 
-    /// Takes the directory's lock, failing with a clear message if another live
-    /// process holds it; a lock left by a dead process on this machine is taken over.
+    /// Takes the directory's lock, failing with a clear message if another run
+    /// holds it. A lock file left by a dead process holds no lock and is reused.
     pub fn lock(&self) -> Result<Lock, OutputError> {
+        use std::io::Write;
+        use std::os::unix::fs::MetadataExt;
         fs::create_dir_all(&self.root).map_err(io(&self.root))?;
         let path = self.root.join(LOCK);
-        let me = std::process::id();
-        for _ in 0..2 {
-            match fs::OpenOptions::new()
+        for _ in 0..8 {
+            let mut file = fs::OpenOptions::new()
+                .read(true)
                 .write(true)
-                .create_new(true)
+                .create(true)
+                .truncate(false)
                 .open(&path)
-            {
-                Ok(mut f) => {
-                    use std::io::Write;
-                    writeln!(f, "{me}").map_err(io(&path))?;
-                    return Ok(Lock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let holder = fs::read_to_string(&path).unwrap_or_default();
-                    match holder.trim().parse::<u32>() {
-                        Ok(pid) if process_alive(pid) => {
-                            return Err(OutputError::Conflict {
-                                path: self.root.clone(),
-                                problem: format!(
-                                    "another webevo run (pid {pid}) is writing this output; wait for it, or if it is not running delete {}",
-                                    path.display()
-                                ),
-                            })
-                        }
-                        // Stale: its process is gone (or the file is unreadable junk).
-                        _ => fs::remove_file(&path).map_err(io(&path))?,
+                .map_err(io(&path))?;
+            match file.try_lock() {
+                Ok(()) => {
+                    // The previous holder may have removed the file between our
+                    // open and our lock: then we hold a lock on a file nobody else
+                    // will see. Only the file at the path counts.
+                    let ours = file.metadata().map_err(io(&path))?.ino();
+                    if fs::metadata(&path).map(|m| m.ino()).ok() != Some(ours) {
+                        continue;
                     }
+                    file.set_len(0).map_err(io(&path))?;
+                    writeln!(file, "{}", std::process::id()).map_err(io(&path))?;
+                    return Ok(Lock { path, _file: file });
                 }
-                Err(e) => return Err(OutputError::io(&path, e)),
+                Err(fs::TryLockError::WouldBlock) => {
+                    let holder = fs::read_to_string(&path).unwrap_or_default();
+                    let holder = holder.trim();
+                    return Err(OutputError::Conflict {
+                        path: self.root.clone(),
+                        problem: format!(
+                            "another webevo run (pid {}) is writing this output (it holds {}); wait for it to finish",
+                            if holder.is_empty() { "unknown" } else { holder },
+                            path.display()
+                        ),
+                    });
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(OutputError::io(&path, e)),
             }
         }
         Err(OutputError::Conflict {
@@ -348,8 +360,4 @@ fn sync_tree(dir: &Path) -> Result<(), OutputError> {
         }
     }
     sync_dir(dir)
-}
-
-fn process_alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists() && pid != 0
 }
