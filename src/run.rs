@@ -356,7 +356,7 @@ fn run_worker(
             let mut emit = |rec| {
                 input.send(rec);
                 sent += 1;
-                if sent % 65_536 == 0 {
+                if sent.is_multiple_of(65_536) {
                     input.flush();
                     worker.step();
                 }

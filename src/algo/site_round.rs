@@ -276,7 +276,7 @@ impl SiteHistory {
         for p in self.pages.values_mut() {
             p.num_all *= f;
         }
-        let recrawl = t % u64::from(params.delta) == 0;
+        let recrawl = t.is_multiple_of(u64::from(params.delta));
         if recrawl {
             let f = decay(self.last_recrawl);
             self.den_win = self.den_win * f + 1.0;
@@ -290,8 +290,8 @@ impl SiteHistory {
             let p = result.p[i];
             page.num_all += p;
             page.bound_all = true;
-            page.bound_w2 |= t % 2 == 0;
-            page.bound_w4 |= t % 4 == 0;
+            page.bound_w2 |= t.is_multiple_of(2);
+            page.bound_w4 |= t.is_multiple_of(4);
             if recrawl {
                 page.num_win += p;
                 page.p_latest = p;

@@ -502,7 +502,7 @@ impl<'p> LineReader<'p> {
             return Ok(None);
         }
         self.line_no = at;
-        if at % 4096 == 0 {
+        if at.is_multiple_of(4096) {
             let now = Instant::now();
             if now >= self.next_report {
                 self.next_report = now + REPORT_EVERY;
