@@ -1,5 +1,5 @@
-//! The corpus of nasty real-world input (tests/corpus/, checked in; the two large
-//! cases are generated here): each runs through `webevo run` (all analyses, 2
+//! The corpus of nasty real-world input (tests/corpus/, checked in; the large
+//! cases and the truncated WARC are generated here): each runs through `webevo run` (all analyses, 2
 //! workers) and either fails with exit code 2 and a message naming file, line and
 //! problem, or runs and yields the tables it should.
 
@@ -111,7 +111,31 @@ fn corpus_truncated_gzip() {
 fn corpus_truncated_warc() {
     let dir = tempdir();
     let out = dir.path().join("crawl");
-    let input = corpus("warc/truncated.warc.gz");
+    // Two gzip members, as crawlers write them; the second record claims 4000
+    // bytes and the file ends after 28.
+    let record = |uri: &str, block: &[u8], claimed: usize| {
+        let mut r = format!(
+            "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {uri}\r\nWARC-Date: 2020-01-06T10:00:00Z\r\nContent-Length: {claimed}\r\n\r\n"
+        )
+        .into_bytes();
+        r.extend_from_slice(block);
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&r).unwrap();
+        z.finish().unwrap()
+    };
+    let first = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+    let mut bytes = record(
+        "http://a.com/",
+        &[&first[..], b"\r\n\r\n"].concat(),
+        first.len(),
+    );
+    bytes.extend(record(
+        "http://a.com/b",
+        b"HTTP/1.1 200 OK\r\n\r\n<a href",
+        4000,
+    ));
+    let input = dir.path().join("truncated.warc.gz");
+    fs::write(&input, bytes).unwrap();
     let o = run_bin(
         &[
             "import",
