@@ -5,7 +5,7 @@ WEBEVO := target/release/webevo
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: build test demo spark-check bench bench-quick bench-discovery bench-change bench-rankmass bench-echo lint fmt schemas clean
+.PHONY: build test demo report-screenshot spark-check bench bench-quick bench-discovery bench-change bench-rankmass bench-echo lint fmt schemas clean
 
 build:
 	$(CARGO) build --release
@@ -27,6 +27,15 @@ demo: build $(PY_DEPS)
 	$(WEBEVO) run --input demo-data --output demo-out --job jobs/all.toml -w 2
 	$(WEBEVO) run --input demo-data/news --output demo-out-news --job jobs/echo-eval.toml -w 2
 	$(PYTHON) scripts/demo_query.py demo-out demo-out-news
+	$(WEBEVO) report --output demo-out --output demo-out-news --html demo-out/report.html
+
+# The README's screenshot of the demo report (needs Debian's chromium).
+report-screenshot:
+	test -f demo-out/report.html || $(MAKE) demo
+	chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	  --disable-background-networking --disable-component-update --disable-sync \
+	  --hide-scrollbars --user-data-dir=$$(mktemp -d) --window-size=1280,2400 \
+	  --screenshot=docs/report.png file://$(abspath demo-out/report.html)
 
 # Spark as a client: every table of the demo output read with PySpark (partition
 # discovery on), its types checked against schemas/, one query per analysis. Needs

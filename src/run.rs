@@ -2,8 +2,10 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,7 +21,7 @@ use crate::ingest::{read_clicks, read_snapshot, read_trust, ClickObs, OddRows, R
 use crate::job::{Analysis, Cluster, Job};
 use crate::ledger::Ledger;
 use crate::model::{Micros, Seq};
-use crate::output::commit::{Manifest, OutputDir, RunRecord, FORMAT_VERSION};
+use crate::output::commit::{Manifest, OutputDir, RunRecord, StageRecord, FORMAT_VERSION};
 use crate::state::STATE_VERSION;
 
 /// What `webevo run` was asked to do.
@@ -29,8 +31,15 @@ pub struct RunRequest {
     pub output: PathBuf,
     pub job: Job,
     pub cluster: Cluster,
-    /// Print progress lines to stderr.
+    /// Print a summary at the end, and progress lines while stderr is a terminal.
     pub progress: bool,
+}
+
+/// Rows read by this process's workers, for the progress lines' rates.
+#[derive(Default)]
+struct ProcessCounters {
+    pages: AtomicU64,
+    links: AtomicU64,
 }
 
 /// What a run did: the record the manifest keeps of it.
@@ -70,7 +79,9 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         plan.clicks = crawl.clicks.clone();
     }
     let plan = Arc::new(plan);
-    if req.progress && leader {
+    // Progress lines only for a person watching; the summary whenever not quiet.
+    let lines = req.progress && std::io::stderr().is_terminal();
+    if lines && leader {
         eprintln!(
             "webevo: processing snapshots {} with {} worker(s) in {} process(es){}",
             seq_list(
@@ -89,7 +100,8 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
     }
 
     let worker_plan = plan.clone();
-    let progress = req.progress;
+    let counters = Arc::new(ProcessCounters::default());
+    let processes = req.cluster.processes;
     let cluster = &req.cluster;
     let connected = (cluster.processes > 1).then(|| {
         crate::peers::watch(
@@ -103,7 +115,8 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         if let Some(c) = &connected {
             c.set();
         }
-        run_worker(worker, worker_plan.clone(), progress)
+        let talk = lines.then_some(processes);
+        run_worker(worker, worker_plan.clone(), counters.clone(), talk)
     })
     .map_err(|e| anyhow::anyhow!("could not start the workers: {e}"))?;
     for result in guards.join() {
@@ -127,7 +140,14 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
     };
     let mut errors = Vec::new();
     let mut input_errors = Vec::new();
+    let mut per_snapshot: BTreeMap<Seq, (u64, u64)> = BTreeMap::new();
     for log in &logs {
+        for (seq, n) in &log.snapshot_pages {
+            per_snapshot.entry(*seq).or_default().0 += n;
+        }
+        for (seq, n) in &log.snapshot_links {
+            per_snapshot.entry(*seq).or_default().1 += n;
+        }
         errors.extend(log.errors.iter().cloned());
         input_errors.extend(log.input_errors.iter().cloned());
         for (t, odd) in &log.odd {
@@ -145,6 +165,19 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
             summary.revisit_seconds = log.revisit_seconds.clone();
             summary.revisit_rounds = log.revisit_rounds.clone();
             summary.revisit_compute_seconds = log.revisit_compute_seconds.clone();
+            summary.stages = log.stages.clone();
+        }
+    }
+    for stage in &mut summary.stages {
+        match (stage.stage.as_str(), stage.snapshot) {
+            ("snapshot", Some(seq)) => {
+                let (pages, links) = per_snapshot.get(&seq).copied().unwrap_or_default();
+                stage.pages_read = pages;
+                stage.links_read = links;
+                stage.odd_rows = summary.odd_rows.get(&seq).cloned().unwrap_or_default();
+            }
+            ("restore", _) => stage.state_records_read = summary.state_records_read,
+            _ => {}
         }
     }
     if !input_errors.is_empty() || !errors.is_empty() {
@@ -164,7 +197,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         bail!("the run failed: {}", errors.join("; "));
     }
 
-    summary.peak_rss_bytes = peak_rss_bytes();
+    summary.peak_rss_bytes = crate::memory::overall_peak();
     let mut manifest = manifest.unwrap_or_else(|| Manifest {
         format_version: FORMAT_VERSION,
         state_version: STATE_VERSION,
@@ -178,7 +211,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
     manifest.runs.push(summary.clone());
     out.commit(&plan.run, &manifest)?;
     if req.progress {
-        print_summary(&summary);
+        print_summary(&summary, &req.output);
     }
     if req.job.analyses.contains(&Analysis::EchoEval) {
         // A simulation over the whole committed crawl, after the commit: a crash
@@ -287,7 +320,8 @@ fn plan_run(
 fn run_worker(
     worker: &mut timely::worker::Worker,
     plan: Arc<RunPlan>,
-    progress: bool,
+    counters: Arc<ProcessCounters>,
+    talk: Option<usize>,
 ) -> Result<(), String> {
     let index = worker.index();
     let peers = worker.peers();
@@ -307,10 +341,27 @@ fn run_worker(
         (input, probe)
     });
     let share = Share { index, peers };
-    let talk = progress && index == 0;
+    let talk = talk.filter(|_| index == 0);
+    // Worker 0 times the stages and measures process 0's memory in each.
+    let timed = index == 0;
+    let stage = |name: &str, snapshot: Option<Seq>, started: Instant| {
+        if timed {
+            log.borrow_mut().stages.push(StageRecord {
+                stage: name.into(),
+                snapshot,
+                seconds: started.elapsed().as_secs_f64(),
+                peak_rss_bytes: crate::memory::stage_peak(),
+                ..StageRecord::default()
+            });
+        }
+    };
+    let run_started = Instant::now();
 
     if let Some(r) = plan.restore {
         input.advance_to(r);
+        if timed {
+            crate::memory::start_stage();
+        }
         let started = Instant::now();
         let mut records = 0u64;
         let result = ledger_op::send_state(&ctx, peers, &mut |rec| {
@@ -326,7 +377,8 @@ fn run_worker(
         input.advance_to(r + 1);
         input.flush();
         worker.step_or_park_while(None, || probe.less_than(input.time()));
-        if talk {
+        stage("restore", Some(r), started);
+        if talk.is_some() {
             eprintln!(
                 "webevo: restored state of snapshot {r} in {:.2} s",
                 started.elapsed().as_secs_f64()
@@ -343,6 +395,9 @@ fn run_worker(
     let total = plan.snapshots.len();
     for (i, snap) in plan.snapshots.iter().enumerate() {
         let seq = snap.meta.seq;
+        if timed {
+            crate::memory::start_stage();
+        }
         let started = Instant::now();
         input.advance_to(seq);
         let mut odd = OddRows::default();
@@ -371,6 +426,11 @@ fn run_worker(
                     let mut l = log.borrow_mut();
                     l.pages_read += counts.pages;
                     l.links_read += counts.links;
+                    l.snapshot_pages.insert(seq, counts.pages);
+                    l.snapshot_links.insert(seq, counts.links);
+                    drop(l);
+                    counters.pages.fetch_add(counts.pages, Ordering::Relaxed);
+                    counters.links.fetch_add(counts.links, Ordering::Relaxed);
                 }
                 Err(e) => log.borrow_mut().input_errors.push(e.to_string()),
             }
@@ -382,23 +442,38 @@ fn run_worker(
         log.borrow_mut()
             .snapshot_seconds
             .insert(seq, started.elapsed().as_secs_f64());
-        if talk {
-            eprintln!(
-                "webevo: snapshot {seq} ({}/{total}, {}) done in {:.2} s",
+        stage("snapshot", Some(seq), started);
+        if let Some(processes) = talk {
+            // Every worker of this process has read its share once the probe passed.
+            let pages = counters.pages.swap(0, Ordering::Relaxed);
+            let links = counters.links.swap(0, Ordering::Relaxed);
+            let mut line = progress_line(
+                seq,
                 i + 1,
-                format_time(snap.meta.time),
-                started.elapsed().as_secs_f64()
+                total,
+                started.elapsed().as_secs_f64(),
+                pages,
+                links,
+                run_started.elapsed().as_secs_f64(),
             );
+            if processes > 1 {
+                line.push_str(" (rates of process 0)");
+            }
+            eprintln!("{line} [{}]", format_time(snap.meta.time));
         }
     }
 
     // The ledgers write their state and the `pages` table at the finish epoch.
+    if timed {
+        crate::memory::start_stage();
+    }
     let started = Instant::now();
     input.advance_to(plan.finish_epoch() + 1);
     input.flush();
     worker.step_or_park_while(None, || probe.less_than(input.time()));
     log.borrow_mut().finish_seconds = started.elapsed().as_secs_f64();
-    if talk {
+    stage("finish", None, started);
+    if talk.is_some() {
         eprintln!(
             "webevo: state and pages table written in {:.2} s",
             started.elapsed().as_secs_f64()
@@ -472,16 +547,6 @@ fn wait_for_commit(out: &OutputDir) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Peak resident memory of this process (Linux `VmHWM`), 0 where unknown.
-fn peak_rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
-}
-
 /// Snapshot numbers for people: `[3, 5, 8]`, or `0..=287 (288)` for a long run.
 fn seq_list(seqs: &[Seq]) -> String {
     match (seqs.first(), seqs.last()) {
@@ -490,11 +555,13 @@ fn seq_list(seqs: &[Seq]) -> String {
     }
 }
 
-fn print_summary(s: &RunSummary) {
+fn print_summary(s: &RunSummary, output: &std::path::Path) {
     eprintln!(
-        "webevo: committed snapshots {} in {:.2} s, peak memory {:.0} MiB",
+        "webevo: committed snapshots {} in {:.2} s ({} pages, {} links read), peak memory {:.0} MiB",
         seq_list(&s.snapshots),
         s.seconds,
+        s.pages_read,
+        s.links_read,
         s.peak_rss_bytes as f64 / (1 << 20) as f64
     );
     for (table, rows) in &s.rows {
@@ -508,6 +575,61 @@ fn print_summary(s: &RunSummary) {
         eprintln!(
             "  odd input rows skipped: {} self-links, {} links with unparsable URLs, {} duplicate links, {} duplicate pages",
             odd.self_links, odd.unparsable_link_urls, odd.duplicate_links, odd.duplicate_pages
+        );
+    }
+    let out = output.display();
+    eprintln!("  output: {out} (Parquet, one directory per table)");
+    eprintln!("  next: webevo report --output {out} --html {out}/report.html");
+}
+
+/// One progress line: the snapshot, its rates, and the time left at the mean
+/// pace so far.
+fn progress_line(
+    seq: Seq,
+    done: usize,
+    total: usize,
+    seconds: f64,
+    pages: u64,
+    links: u64,
+    elapsed: f64,
+) -> String {
+    let rate = |n: u64| {
+        let r = n as f64 / seconds.max(1e-9);
+        if r >= 1e6 {
+            format!("{:.1}M", r / 1e6)
+        } else {
+            format!("{:.0}k", r / 1e3)
+        }
+    };
+    let left = total - done;
+    let eta = if left == 0 {
+        String::new()
+    } else {
+        let s = (elapsed / done as f64 * left as f64).round() as u64;
+        format!(", ETA {}:{:02}", s / 60, s % 60)
+    };
+    format!(
+        "webevo: snapshot {seq} ({done}/{total}) in {seconds:.2} s: {} pages/s, {} links/s{eta}",
+        rate(pages),
+        rate(links)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_lines_give_rates_and_the_time_left() {
+        // 3 of 8 snapshots in 30 s: 10 s each, 50 s left.
+        assert_eq!(
+            progress_line(4, 3, 8, 2.0, 100_000, 3_000_000, 30.0),
+            "webevo: snapshot 4 (3/8) in 2.00 s: 50k pages/s, 1.5M links/s, ETA 0:50"
+        );
+        // The last snapshot: no ETA.
+        assert_eq!(
+            progress_line(7, 8, 8, 1.0, 2_000, 0, 80.0),
+            "webevo: snapshot 7 (8/8) in 1.00 s: 2k pages/s, 0k links/s"
         );
     }
 }

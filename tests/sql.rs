@@ -3,33 +3,9 @@
 //! The README's queries and examples/queries/*.sql run and hold on the demo output.
 //! Skips (with a message) where Python's duckdb is not installed; CI installs it.
 
-use std::process::Command;
-
 use webevo::generate::Preset;
 
 use crate::util::*;
-
-fn python_check(args: &[&std::ffi::OsStr]) -> Option<String> {
-    let python = std::env::var("WEBEVO_PYTHON").unwrap_or_else(|_| "python3".into());
-    let o = Command::new(python)
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("python3");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    match o.status.code() {
-        Some(0) => Some(text),
-        Some(3) => {
-            eprintln!("skipped: {text}");
-            None
-        }
-        _ => panic!("{text}"),
-    }
-}
 
 #[test]
 fn sql_reference_agrees_on_tiny_and_demo() {
@@ -63,18 +39,7 @@ fn duckdb_reads_hive_partitions() {
 /// every query returning rows, every example's `-- assert:` holding on each row.
 #[test]
 fn readme_and_example_queries_on_the_demo_output() {
-    let dir = tempdir();
-    let input = generated(Preset::Demo, 1, &dir.path().join("demo-data"));
-    let out = dir.path().join("demo-out");
-    run_in_process(&input, &out, 2).unwrap();
-    let news = dir.path().join("demo-out-news");
-    run_in_process_with_job(
-        &input.join("news"),
-        &news,
-        2,
-        &root().join("jobs/echo-eval.toml"),
-    )
-    .unwrap();
+    let (_, out, news) = demo_outputs();
     let script = root().join("scripts/check_queries.py");
     if let Some(text) = python_check(&[script.as_os_str(), out.as_os_str(), news.as_os_str()]) {
         assert!(

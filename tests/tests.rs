@@ -37,6 +37,8 @@ mod rankmass_reference;
 mod rankmass_orders;
 // The spine and discovery tables against a brute-force reference on random crawls.
 mod reference;
+// `webevo report`: each figure's data is its DuckDB query's; Chromium draws every figure.
+mod report;
 // Reruns change nothing; the output lock refuses a second run and recovers from a dead one.
 mod reruns;
 // A dead or missing process of a 2-process run: a prompt, clear exit; a rerun completes.

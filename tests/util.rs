@@ -63,6 +63,55 @@ pub fn run_in_process_with_job(
     })
 }
 
+/// The demo as `make demo` writes it, built once per test binary and shared by
+/// the tests that only read it: (demo-data, demo-out, demo-out-news).
+pub fn demo_outputs() -> &'static (PathBuf, PathBuf, PathBuf) {
+    static DEMO: std::sync::OnceLock<(PathBuf, PathBuf, PathBuf)> = std::sync::OnceLock::new();
+    DEMO.get_or_init(|| {
+        // A fixed place under target/, replaced by each test run, so no copy
+        // outlives the next run (statics are never dropped).
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("demo-outputs");
+        let _ = fs::remove_dir_all(&dir);
+        let input = generated(Preset::Demo, 1, &dir.join("demo-data"));
+        let out = dir.join("demo-out");
+        run_in_process(&input, &out, 2).unwrap();
+        let news = dir.join("demo-out-news");
+        run_in_process_with_job(
+            &input.join("news"),
+            &news,
+            2,
+            &root().join("jobs/echo-eval.toml"),
+        )
+        .unwrap();
+        (input, out, news)
+    })
+}
+
+/// Runs a Python check script (with `WEBEVO_PYTHON`, else python3) from the
+/// project root: its output when it passes, `None` (after saying so) when it
+/// exits 3 for a missing package; panics with its output when it fails.
+pub fn python_check(args: &[&std::ffi::OsStr]) -> Option<String> {
+    let python = std::env::var("WEBEVO_PYTHON").unwrap_or_else(|_| "python3".into());
+    let o = Command::new(python)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("python3");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    match o.status.code() {
+        Some(0) => Some(text),
+        Some(3) => {
+            eprintln!("skipped: {text}");
+            None
+        }
+        _ => panic!("{text}"),
+    }
+}
+
 /// Runs the binary with `args`, returning its output.
 pub fn run_bin(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(bin());

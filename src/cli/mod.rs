@@ -2,6 +2,7 @@
 
 mod generate;
 mod import;
+mod report;
 mod run;
 mod schemas;
 mod status;
@@ -26,6 +27,8 @@ pub enum Command {
     Import(import::Args),
     /// Process every snapshot of the input that the output has not committed yet.
     Run(run::Args),
+    /// Draw the papers' figures from an output as one self-contained HTML page.
+    Report(report::Args),
     /// Write (or check) schemas/<table>.json from the code's table definitions.
     Schemas(schemas::Args),
     /// Show what an output directory holds (and finish an interrupted commit).
@@ -42,6 +45,7 @@ where
     match cli.command {
         Command::Generate(a) => generate::main(a),
         Command::Import(a) => import::main(a),
+        Command::Report(a) => report::main(a),
         Command::Run(a) => run::main(a),
         Command::Schemas(a) => schemas::main(a),
         Command::Status(a) => status::main(a),

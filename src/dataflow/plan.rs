@@ -9,6 +9,7 @@ use crate::ingest::crawl_dir::SnapshotInput;
 use crate::ingest::OddRows;
 use crate::job::Job;
 use crate::model::{Seq, SnapshotMeta};
+use crate::output::commit::StageRecord;
 
 /// A run's plan; every process derives the same plan from the same input and output.
 #[derive(Debug)]
@@ -103,6 +104,11 @@ pub struct WorkerLog {
     pub revisit_rounds: BTreeMap<Seq, u32>,
     /// The part of it this worker spent computing (the rest is waiting for rounds).
     pub revisit_compute_seconds: BTreeMap<Seq, f64>,
+    /// Page and link rows this worker read per snapshot.
+    pub snapshot_pages: BTreeMap<Seq, u64>,
+    pub snapshot_links: BTreeMap<Seq, u64>,
+    /// Worker 0 only: the stages with their wall time and process 0's peak memory.
+    pub stages: Vec<StageRecord>,
 }
 
 impl WorkerLog {

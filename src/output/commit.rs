@@ -85,6 +85,30 @@ pub struct RunRecord {
     /// Of worker 0's solve time, the part spent computing rather than waiting.
     #[serde(default)]
     pub revisit_compute_seconds: BTreeMap<Seq, f64>,
+    /// The run stage by stage (restoring the state, each snapshot, the finish),
+    /// for the report's run section.
+    #[serde(default)]
+    pub stages: Vec<StageRecord>,
+}
+
+/// One stage of a run, as worker 0 saw it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    /// restore, snapshot or finish.
+    pub stage: String,
+    /// The snapshot of a snapshot stage (the committed one a restore continues from).
+    pub snapshot: Option<Seq>,
+    /// Wall time until every worker had finished the stage.
+    pub seconds: f64,
+    /// Peak resident memory of process 0 during the stage (Linux; else 0).
+    pub peak_rss_bytes: u64,
+    /// Rows read in the stage by all workers: pages and links of a snapshot,
+    /// state records of a restore.
+    pub pages_read: u64,
+    pub links_read: u64,
+    pub state_records_read: u64,
+    /// Odd input rows skipped in a snapshot stage.
+    pub odd_rows: OddRows,
 }
 
 #[derive(Serialize, Deserialize)]
