@@ -16,6 +16,17 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("webevo: error: {err:#}");
+            // Worker errors arrive as text, so the full disk is recognized by its message.
+            let full = err.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::StorageFull)
+                    || c.to_string().contains("No space left on device")
+            });
+            if full {
+                eprintln!(
+                    "webevo: the disk is full: nothing of this run was committed and the last commit is intact; free some space and run the same command again"
+                );
+            }
             ExitCode::from(webevo::error::exit_code(&err))
         }
     }

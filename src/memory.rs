@@ -1,8 +1,9 @@
-//! Peak resident memory, per stage and overall (Linux: `VmHWM` of
+//! Resident memory: peaks per stage and overall (Linux: `VmHWM` of
 //! /proc/self/status, reset between stages through /proc/self/clear_refs;
-//! elsewhere every reading is 0).
+//! elsewhere every reading is 0), and the memory budget.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
 
 /// The highest peak seen before any reset, so resets never hide the run's peak.
 static OVERALL: AtomicU64 = AtomicU64::new(0);
@@ -30,17 +31,136 @@ pub fn overall_peak() -> u64 {
 }
 
 fn read_hwm() -> u64 {
+    read_status("VmHWM:")
+}
+
+/// The process's resident memory now, in bytes (0 where unknown).
+pub fn resident() -> u64 {
+    read_status("VmRSS:")
+}
+
+fn read_status(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
+}
+
+/// The snapshot being processed, for the budget's message (-1: none).
+static CURRENT_SNAPSHOT: AtomicI64 = AtomicI64::new(-1);
+
+/// Tells the budget's message which snapshot is in progress.
+pub fn set_current_snapshot(seq: Option<u64>) {
+    CURRENT_SNAPSHOT.store(seq.map_or(-1, |s| s as i64), Ordering::Relaxed);
+}
+
+/// How often the budget is checked. The resident set grows by at most a few
+/// hundred MB in this time, which is why the default budget leaves 10% spare.
+const CHECK_EVERY: Duration = Duration::from_millis(50);
+
+/// Ends the process, with a message a person can act on and exit code 1, once
+/// its resident memory passes `limit` bytes: before the kernel's OOM killer
+/// acts, as long as the budget is below what the machine has free. Like any
+/// crash this leaves the last commit intact (the next run discards the
+/// unfinished one). `option` names the setting in the message.
+pub fn enforce_budget(limit: u64, option: &'static str) {
+    if resident() == 0 {
+        return; // no /proc: nothing to watch
+    }
+    std::thread::Builder::new()
+        .name("memory-budget".into())
+        .spawn(move || loop {
+            let now = resident();
+            if now > limit {
+                let during = match CURRENT_SNAPSHOT.load(Ordering::Relaxed) {
+                    -1 => String::new(),
+                    s => format!(" while processing snapshot {s}"),
+                };
+                eprintln!(
+                    "webevo: error: memory budget exceeded{during}: this process holds {} of {option} {}. \
+                     Stopped before committing; the last commit is intact. Raise {option}, or spread \
+                     the work over more processes or machines (-n, --hostfile).",
+                    human_bytes(now),
+                    human_bytes(limit),
+                );
+                std::process::exit(1);
+            }
+            std::thread::sleep(CHECK_EVERY);
+        })
+        .expect("start the memory budget thread");
+}
+
+/// The default budget: 90% of the memory available when the process starts
+/// (Linux `MemAvailable`); `None` where unknown.
+pub fn default_budget() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb * 1024 / 10 * 9)
+}
+
+/// Parses a memory size: bytes, or a number with K, M, G or T (powers of 1024,
+/// an optional trailing B or iB), or `none` for no budget.
+pub fn parse_budget(text: &str) -> Result<Option<u64>, String> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    let upper = t.to_ascii_uppercase();
+    let body = upper
+        .strip_suffix("IB")
+        .or_else(|| upper.strip_suffix('B'))
+        .unwrap_or(&upper);
+    let (number, shift) = match body.chars().last() {
+        Some('K') => (&body[..body.len() - 1], 10),
+        Some('M') => (&body[..body.len() - 1], 20),
+        Some('G') => (&body[..body.len() - 1], 30),
+        Some('T') => (&body[..body.len() - 1], 40),
+        _ => (body, 0),
+    };
+    let value: f64 = number.trim().parse().map_err(|_| {
+        format!("{text:?} is not a memory size: write it like 512M, 8G or 1.5T, or none")
+    })?;
+    if !value.is_finite() || value <= 0.0 {
+        return Err(format!("{text:?}: a memory budget must be positive"));
+    }
+    Ok(Some((value * (1u64 << shift) as f64) as u64))
+}
+
+/// A size for people: 1.5 GiB, 300 MiB.
+pub fn human_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", b / (1u64 << 30) as f64)
+    } else {
+        format!("{:.0} MiB", b / (1u64 << 20) as f64)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn budgets_parse() {
+        assert_eq!(parse_budget("512M"), Ok(Some(512 << 20)));
+        assert_eq!(parse_budget("8g"), Ok(Some(8 << 30)));
+        assert_eq!(parse_budget("1.5GiB"), Ok(Some(3 << 29)));
+        assert_eq!(parse_budget("4096"), Ok(Some(4096)));
+        assert_eq!(parse_budget("none"), Ok(None));
+        assert!(parse_budget("lots").unwrap_err().contains("512M"));
+        assert!(parse_budget("0M").is_err());
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(human_bytes(300 << 20), "300 MiB");
+    }
 
     #[test]
     fn a_stage_peak_sees_the_stage_and_the_overall_peak_keeps_the_run() {

@@ -397,6 +397,7 @@ fn run_worker(
         let seq = snap.meta.seq;
         if timed {
             crate::memory::start_stage();
+            crate::memory::set_current_snapshot(Some(seq));
         }
         let started = Instant::now();
         input.advance_to(seq);
@@ -466,6 +467,7 @@ fn run_worker(
     // The ledgers write their state and the `pages` table at the finish epoch.
     if timed {
         crate::memory::start_stage();
+        crate::memory::set_current_snapshot(None);
     }
     let started = Instant::now();
     input.advance_to(plan.finish_epoch() + 1);

@@ -27,18 +27,6 @@ fn run_cli(input: &Path, out: &Path) -> std::process::Output {
     )
 }
 
-/// Every table's rows and the manifest's committed snapshots.
-fn state(
-    out: &Path,
-) -> (
-    std::collections::BTreeMap<String, Vec<String>>,
-    serde_json::Value,
-) {
-    let manifest: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(out.join("_manifest.json")).unwrap()).unwrap();
-    (tables(out), manifest["snapshots"].clone())
-}
-
 #[test]
 fn rerunning_the_same_update_changes_nothing() {
     let dir = tempdir();
@@ -46,10 +34,10 @@ fn rerunning_the_same_update_changes_nothing() {
     let out = dir.path().join("out");
     let first = run_in_process(&input, &out, 2).unwrap();
     assert!(!first.snapshots.is_empty());
-    let before = state(&out);
+    let before = committed_state(&out);
     let second = run_in_process(&input, &out, 2).unwrap();
     assert!(second.snapshots.is_empty(), "{:?}", second.snapshots);
-    assert_eq!(state(&out), before);
+    assert_eq!(committed_state(&out), before);
 }
 
 #[test]

@@ -37,8 +37,12 @@ mod rankmass_reference;
 mod rankmass_orders;
 // The spine and discovery tables against a brute-force reference on random crawls.
 mod reference;
+// Progress lines on a terminal only; a summary at the end of every run.
+mod progress;
 // `webevo report`: each figure's data is its DuckDB query's; Chromium draws every figure.
 mod report;
+// Memory budget and disk full: clear errors, the last commit intact, reruns complete.
+mod resources;
 // Reruns change nothing; the output lock refuses a second run and recovers from a dead one.
 mod reruns;
 // A dead or missing process of a 2-process run: a prompt, clear exit; a rerun completes.

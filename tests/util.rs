@@ -112,6 +112,14 @@ pub fn python_check(args: &[&std::ffi::OsStr]) -> Option<String> {
     }
 }
 
+/// Every table's rows and the manifest's committed snapshots: what a failed
+/// run must leave exactly as it was.
+pub fn committed_state(out: &Path) -> (BTreeMap<String, Vec<String>>, serde_json::Value) {
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("_manifest.json")).unwrap()).unwrap();
+    (tables(out), manifest["snapshots"].clone())
+}
+
 /// Runs the binary with `args`, returning its output.
 pub fn run_bin(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(bin());

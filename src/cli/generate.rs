@@ -1,5 +1,6 @@
 //! `webevo generate`.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::ValueEnum;
@@ -37,21 +38,34 @@ pub struct Args {
     /// The crawl directory to create.
     #[arg(long)]
     out: PathBuf,
+    /// No output (progress lines appear only while stderr is a terminal).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 pub fn main(args: Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
+    let lines = !args.quiet && std::io::stderr().is_terminal();
     let s = generate(args.preset.into(), args.seed, &args.out, &mut |line| {
-        eprintln!("webevo: {line}")
+        if lines {
+            eprintln!("webevo: {line}")
+        }
     })?;
-    eprintln!(
-        "webevo: wrote {} snapshots ({} page rows, {} link rows, {} hosts) to {} in {:.1} s",
-        s.snapshots,
-        s.pages,
-        s.links,
-        s.hosts,
-        args.out.display(),
-        started.elapsed().as_secs_f64()
-    );
+    if !args.quiet {
+        eprintln!(
+            "webevo: wrote {} snapshots ({} page rows, {} link rows, {} hosts) to {} in {:.1} s",
+            s.snapshots,
+            s.pages,
+            s.links,
+            s.hosts,
+            args.out.display(),
+            started.elapsed().as_secs_f64()
+        );
+        eprintln!(
+            "  next: webevo run --input {} --output {}-out",
+            args.out.display(),
+            args.out.display()
+        );
+    }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `webevo import`.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::ValueEnum;
@@ -59,12 +60,18 @@ pub struct Args {
     /// inputs with the same date form one snapshot.
     #[arg(long)]
     snapshot_map: Option<PathBuf>,
-    /// No progress output.
+    /// No output (progress lines appear only while stderr is a terminal).
     #[arg(short, long)]
     quiet: bool,
+    /// Memory budget of this process, like 512M or 8G, or none: past it webevo
+    /// stops with a clear error before the kernel's OOM killer acts, leaving the
+    /// last commit intact [default: 90% of the memory free at start].
+    #[arg(long, value_parser = super::parse_budget)]
+    memory_limit: Option<super::Budget>,
 }
 
 pub fn main(args: Args) -> anyhow::Result<()> {
+    super::enforce_budget(args.memory_limit);
     let started = std::time::Instant::now();
     let req = ImportRequest {
         format: match args.format {
@@ -88,8 +95,10 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         snapshot_map: args.snapshot_map,
     };
     let quiet = args.quiet;
+    // Progress lines for a person watching; the summary whenever not quiet.
+    let lines = !quiet && std::io::stderr().is_terminal();
     let s = import(&req, &mut |line| {
-        if !quiet {
+        if lines {
             eprintln!("webevo: {line}")
         }
     })?;
@@ -119,6 +128,11 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         if let Some(skipped) = s.skipped.describe() {
             eprintln!("webevo: left out: {skipped}");
         }
+        eprintln!(
+            "  next: webevo run --input {} --output {}-out",
+            req.output.display(),
+            req.output.display()
+        );
     }
     Ok(())
 }

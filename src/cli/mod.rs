@@ -35,6 +35,21 @@ pub enum Command {
     Status(status::Args),
 }
 
+/// A `--memory-limit` value: a size, or none.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget(Option<u64>);
+
+fn parse_budget(text: &str) -> Result<Budget, String> {
+    crate::memory::parse_budget(text).map(Budget)
+}
+
+/// Starts the memory budget's watch: the given one, else 90% of what is free.
+fn enforce_budget(budget: Option<Budget>) {
+    if let Some(limit) = budget.map_or_else(crate::memory::default_budget, |b| b.0) {
+        crate::memory::enforce_budget(limit, "--memory-limit");
+    }
+}
+
 /// Runs the command line `args` (including the program name).
 pub fn run<I, T>(args: I) -> anyhow::Result<()>
 where

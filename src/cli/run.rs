@@ -31,12 +31,18 @@ pub struct Args {
     /// Seconds a process of a multi-process run waits for the others to connect.
     #[arg(long, default_value_t = 300)]
     connect_timeout: u64,
-    /// No progress output.
+    /// No output (progress lines appear only while stderr is a terminal).
     #[arg(short, long)]
     quiet: bool,
+    /// Memory budget of this process, like 512M or 8G, or none: past it webevo
+    /// stops with a clear error before the kernel's OOM killer acts, leaving the
+    /// last commit intact [default: 90% of the memory free at start].
+    #[arg(long, value_parser = super::parse_budget)]
+    memory_limit: Option<super::Budget>,
 }
 
 pub fn main(args: Args) -> anyhow::Result<()> {
+    super::enforce_budget(args.memory_limit);
     let job = Job::load(&args.job)?;
     let mut cluster = Cluster::new(
         args.workers,
