@@ -450,3 +450,84 @@ fn bad_warcs_name_file_record_and_problem() {
         assert!(!out.exists(), "{name}: a failed import leaves no output");
     }
 }
+
+/// Revisits are joined to their captures after every file is read (a sort-merge
+/// join on disk, so memory does not grow with the input): by their own URL, by
+/// `WARC-Refers-To-Target-URI` for URL-agnostic ones, in either file order, and
+/// the first capture of a (URL, digest) counts.
+#[test]
+fn revisits_find_their_capture_by_url_or_refers_to_in_any_file_order() {
+    let dir = tempdir();
+    let page = |links: &str| http("200 OK", "Content-Type: text/html\r\n", links.as_bytes());
+    let digest = |body: &[u8]| {
+        format!(
+            "WARC-Payload-Digest: {}\r\n",
+            webevo::import::warc::sha1_digest(body)
+        )
+    };
+    let html = b"<a href=/x>x</a><a href=http://c.com/y>y</a>";
+    // File one (snapshot 0): the revisits, before any capture.
+    let mut one = record(
+        "revisit",
+        "http://a.com/",
+        "2020-01-06T10:00:00Z",
+        &digest(html),
+        &http("200 OK", "", b""),
+    );
+    one.extend(record(
+        "revisit",
+        "http://mirror.org/copy",
+        "2020-01-06T10:05:00Z",
+        &format!(
+            "{}WARC-Refers-To-Target-URI: <http://a.com/>\r\n",
+            digest(html)
+        ),
+        &http("200 OK", "", b""),
+    ));
+    one.extend(record(
+        "revisit",
+        "http://a.com/lost",
+        "2020-01-06T10:06:00Z",
+        &digest(b"never captured"),
+        &http("200 OK", "", b""),
+    ));
+    // File two (snapshot 1): the capture, then a later one with the same
+    // digest but other links (a writer's mistake): the first counts.
+    let mut two = record(
+        "response",
+        "http://a.com/",
+        "2020-01-07T10:00:00Z",
+        "",
+        &page(std::str::from_utf8(html).unwrap()),
+    );
+    two.extend(record(
+        "response",
+        "http://a.com/",
+        "2020-01-07T11:00:00Z",
+        &digest(html),
+        &page("<a href=/other>other</a>"),
+    ));
+    let (a, b) = (dir.path().join("one.warc"), dir.path().join("two.warc"));
+    fs::write(&a, &one).unwrap();
+    fs::write(&b, &two).unwrap();
+    let crawl = dir.path().join("crawl");
+    let o = import_warc(&[a, b], &crawl, &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("1 revisits whose original capture was not imported"),
+        "{stderr}"
+    );
+    let snaps = read_snapshots(&crawl);
+    let link = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        snaps[0].links,
+        BTreeSet::from([
+            link("http://a.com/", "http://a.com/x"),
+            link("http://a.com/", "http://c.com/y"),
+            link("http://mirror.org/copy", "http://a.com/x"),
+            link("http://mirror.org/copy", "http://c.com/y"),
+        ])
+    );
+    assert_eq!(snaps[0].pages.len(), 3);
+}

@@ -295,6 +295,7 @@ fn import_into(
                 };
                 warc::read(path, of, &mut state, &mut writer, progress)?;
             }
+            state.finish(&mut writer)?;
             let times = if map.is_some() {
                 SnapshotTimes::Keys
             } else {

@@ -40,6 +40,8 @@ pub struct Sorted {
 enum Kind {
     Pages,
     Links,
+    /// Any lines, sorted whole (equal lines kept once).
+    Whole,
 }
 
 impl Kind {
@@ -48,6 +50,7 @@ impl Kind {
         match self {
             Kind::Pages => 1,
             Kind::Links => 2,
+            Kind::Whole => usize::MAX,
         }
     }
 }
@@ -64,6 +67,7 @@ fn key(line: &str, n: usize) -> &str {
 /// One line standing for `group` (lines with one key).
 fn combine(kind: Kind, group: &[&str]) -> String {
     match kind {
+        Kind::Whole => group[0].to_string(),
         Kind::Pages => {
             let mut url = "";
             let mut observations = 0u64;
@@ -174,6 +178,49 @@ fn merge_runs(kind: Kind, runs: &[PathBuf], path: &Path) -> Result<(), OutputErr
     out.flush().map_err(|e| OutputError::io(path, e))
 }
 
+/// Sorts the lines of `input` into `output` in bounded memory (runs of at most
+/// `run_bytes` in `work`), keeping equal lines once: for the importers' joins,
+/// whose lines start with a fixed-width key and carry a sequence number.
+pub fn sort_lines(
+    input: &Path,
+    output: &Path,
+    work: &Path,
+    run_bytes: usize,
+) -> Result<(), OutputError> {
+    let f = File::open(input).map_err(|e| OutputError::io(input, e))?;
+    let mut lines = BufReader::with_capacity(1 << 16, f).lines();
+    let stem = output.file_name().unwrap_or_default().to_string_lossy();
+    let mut runs = Vec::new();
+    let mut run = Vec::new();
+    let mut bytes = 0usize;
+    loop {
+        let line = lines
+            .next()
+            .transpose()
+            .map_err(|e| OutputError::io(input, e))?;
+        let end = line.is_none();
+        if let Some(l) = line {
+            bytes += l.len() + 1;
+            run.push(l);
+        }
+        if (end && (!run.is_empty() || runs.is_empty())) || bytes >= run_bytes {
+            let path = work.join(format!("{stem}-{}.run", runs.len()));
+            write_run(Kind::Whole, &mut run, &path)?;
+            runs.push(path);
+            run.clear();
+            bytes = 0;
+        }
+        if end {
+            break;
+        }
+    }
+    merge_runs(Kind::Whole, &runs, output)?;
+    for r in &runs {
+        std::fs::remove_file(r).map_err(|e| OutputError::io(r, e))?;
+    }
+    Ok(())
+}
+
 /// Sorts and merges the scratch file `scratch` into `work/pages.sorted` and
 /// `work/links.sorted`, in runs of at most `run_bytes`.
 ///
@@ -273,6 +320,34 @@ mod tests {
             "http://a/\t0\t\t\t\nhttp://b/\t3\t9\t\td2\nhttp://c/\t0\t\t\t\n"
         );
         assert_eq!(links, "http://a/\thttp://b/\t5\t2\n");
+    }
+
+    #[test]
+    fn sorting_lines_in_tiny_runs_equals_a_plain_sort() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.txt");
+        let mut lines: Vec<String> = (0..500u64)
+            .map(|i| format!("{:016x}\t{i}", (i * 7919) % 97))
+            .collect();
+        std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+        for run_bytes in [1, 100, 1 << 20] {
+            let out = dir.path().join("out.txt");
+            sort_lines(&input, &out, dir.path(), run_bytes).unwrap();
+            lines.sort();
+            let got: Vec<String> = std::fs::read_to_string(&out)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect();
+            assert_eq!(got, lines, "runs of {run_bytes} bytes");
+        }
+        let empty = dir.path().join("empty.txt");
+        std::fs::write(&empty, "").unwrap();
+        sort_lines(&empty, &dir.path().join("e.out"), dir.path(), 10).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("e.out")).unwrap(),
+            ""
+        );
     }
 
     #[test]

@@ -20,14 +20,13 @@
 //! record number and byte offset.
 //!
 //! Memory: a record's block is read whole up to [`MAX_BLOCK`] (larger ones keep
-//! their first megabyte, enough for the HTTP headers, and get no links), and the
-//! links of every capture wait in a scratch file for revisits, with an index
-//! entry of about 32 bytes per capture in memory.
+//! their first megabyte, enough for the HTTP headers, and get no links). Nothing
+//! grows with the input: the links of every capture and the revisits wait in
+//! scratch files, and once every file is read a sort-merge join on (URL, digest)
+//! gives each revisit its capture's links ([`WarcState::finish`]).
 
-use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, Read};
-use std::os::unix::fs::FileExt;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -136,7 +135,8 @@ impl WarcCounts {
     }
 }
 
-/// What the WARC import keeps across files: counts and the links of captures.
+/// What the WARC import keeps across files: counts, and the captures' links
+/// and the revisits waiting for them.
 pub struct WarcState {
     pub counts: WarcCounts,
     captures: CaptureStore,
@@ -146,8 +146,14 @@ impl WarcState {
     pub fn new(scratch: &Path) -> Result<Self, OutputError> {
         Ok(WarcState {
             counts: WarcCounts::default(),
-            captures: CaptureStore::new(scratch.join("captures.bin"))?,
+            captures: CaptureStore::new(scratch)?,
         })
+    }
+
+    /// Gives every revisit its capture's links, once every file is read.
+    pub fn finish(&mut self, out: &mut CrawlWriter) -> Result<(), OutputError> {
+        self.counts.revisits_without_original += self.captures.join(out)?;
+        Ok(())
     }
 }
 
@@ -406,19 +412,8 @@ fn observe(
             .map(strip_angles)
             .and_then(|u| normalize(u).ok())
             .map(|n| n.url);
-        let links = declared.as_deref().and_then(|d| {
-            state
-                .captures
-                .get(&page, d)
-                .transpose()
-                .or_else(|| refers.and_then(|r| state.captures.get(&r, d).transpose()))
-        });
-        match links.transpose()? {
-            Some(links) => {
-                for dst in links.lines() {
-                    out.edge(key, Some(&page), Some(dst), 1)?;
-                }
-            }
+        match declared.as_deref() {
+            Some(d) => state.captures.revisit(key, &page, d, refers.as_deref())?,
             None => state.counts.revisits_without_original += 1,
         }
         return Ok(());
@@ -545,29 +540,37 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
         .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
-/// The links of HTML captures, by page and digest, for the revisits that come
-/// later: one scratch file of newline-separated targets, and an in-memory index.
+/// The links of captures by (page, digest), and the revisits that want them,
+/// in two scratch files of text lines that [`CaptureStore::join`] sorts and
+/// merges. Capture lines: `KEY<TAB>SEQ<TAB>dst dst …`; revisit lines:
+/// `KEY<TAB>SEQ<TAB>FALLBACK<TAB>SNAPSHOT<TAB>page`, where KEY hashes (page,
+/// digest), FALLBACK (refers-to URI, digest) or is `-`, and SEQ (input order)
+/// makes the first capture of a key the one that counts. Keys and SEQ are
+/// fixed-width hex, so sorting lines sorts by key, then order; normalized URLs
+/// hold no spaces, tabs or newlines.
 struct CaptureStore {
-    path: PathBuf,
-    file: File,
-    len: u64,
-    index: HashMap<u64, (u64, u32), foldhash::fast::FixedState>,
+    dir: PathBuf,
+    captures: BufWriter<File>,
+    revisits: BufWriter<File>,
+    seq: u64,
 }
 
+const CAPTURES: &str = "captures.txt";
+const REVISITS: &str = "revisits.txt";
+
 impl CaptureStore {
-    fn new(path: PathBuf) -> Result<Self, OutputError> {
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(|e| OutputError::io(&path, e))?;
+    fn new(dir: &Path) -> Result<Self, OutputError> {
+        let create = |name: &str| {
+            let path = dir.join(name);
+            File::create(&path)
+                .map(|f| BufWriter::with_capacity(1 << 16, f))
+                .map_err(|e| OutputError::io(&path, e))
+        };
         Ok(CaptureStore {
-            path,
-            file,
-            len: 0,
-            index: HashMap::default(),
+            dir: dir.to_path_buf(),
+            captures: create(CAPTURES)?,
+            revisits: create(REVISITS)?,
+            seq: 0,
         })
     }
 
@@ -579,29 +582,135 @@ impl CaptureStore {
     }
 
     fn put(&mut self, page: &str, digest: &str, links: &[String]) -> Result<(), OutputError> {
-        let text = links.join("\n");
-        let key = Self::key(page, digest);
-        if self.index.contains_key(&key) {
-            return Ok(()); // the same content: the same links
-        }
-        self.file
-            .write_all_at(text.as_bytes(), self.len)
-            .map_err(|e| OutputError::io(&self.path, e))?;
-        self.index.insert(key, (self.len, text.len() as u32));
-        self.len += text.len() as u64;
-        Ok(())
+        self.seq += 1;
+        writeln!(
+            self.captures,
+            "{:016x}\t{:016x}\t{}",
+            Self::key(page, digest),
+            self.seq,
+            links.join(" ")
+        )
+        .map_err(|e| OutputError::io(&self.dir.join(CAPTURES), e))
     }
 
-    fn get(&self, page: &str, digest: &str) -> Result<Option<String>, OutputError> {
-        let Some(&(at, len)) = self.index.get(&Self::key(page, digest)) else {
-            return Ok(None);
-        };
-        let mut buf = vec![0; len as usize];
-        self.file
-            .read_exact_at(&mut buf, at)
-            .map_err(|e| OutputError::io(&self.path, e))?;
-        Ok(Some(String::from_utf8(buf).expect("written as UTF-8")))
+    /// A revisit of `page` with `digest` in snapshot `snapshot`, whose capture
+    /// is found by its own URL or else by `refers`.
+    fn revisit(
+        &mut self,
+        snapshot: Micros,
+        page: &str,
+        digest: &str,
+        refers: Option<&str>,
+    ) -> Result<(), OutputError> {
+        self.seq += 1;
+        let fallback = refers.map_or("-".to_string(), |r| {
+            format!("{:016x}", Self::key(r, digest))
+        });
+        writeln!(
+            self.revisits,
+            "{:016x}\t{:016x}\t{fallback}\t{snapshot}\t{page}",
+            Self::key(page, digest),
+            self.seq,
+        )
+        .map_err(|e| OutputError::io(&self.dir.join(REVISITS), e))
     }
+
+    /// Emits the links of every revisit's capture into `out`; returns the
+    /// revisits whose capture is in none of the files.
+    fn join(&mut self, out: &mut CrawlWriter) -> Result<u64, OutputError> {
+        for (w, name) in [
+            (&mut self.captures, CAPTURES),
+            (&mut self.revisits, REVISITS),
+        ] {
+            w.flush()
+                .map_err(|e| OutputError::io(&self.dir.join(name), e))?;
+        }
+        let path = |name: &str| self.dir.join(name);
+        let sort = |from: &str, to: &str| {
+            super::snapshot_sort::sort_lines(&path(from), &path(to), &self.dir, RUN_BYTES)
+        };
+        sort(CAPTURES, "captures.sorted")?;
+        sort(REVISITS, "revisits.sorted")?;
+        // By the revisit's own URL; the misses with a refers-to URI try again by it.
+        let retry = path("revisits-by-refers.txt");
+        let mut again =
+            BufWriter::new(File::create(&retry).map_err(|e| OutputError::io(&retry, e))?);
+        let mut missed = 0;
+        merge_join(
+            &path("captures.sorted"),
+            &path("revisits.sorted"),
+            out,
+            &mut |line| {
+                let f: Vec<&str> = line.splitn(5, '\t').collect();
+                if f[2] == "-" {
+                    missed += 1;
+                    return Ok(());
+                }
+                writeln!(again, "{}\t{}\t-\t{}\t{}", f[2], f[1], f[3], f[4])
+                    .map_err(|e| OutputError::io(&retry, e))
+            },
+        )?;
+        again.flush().map_err(|e| OutputError::io(&retry, e))?;
+        drop(again);
+        sort("revisits-by-refers.txt", "revisits-by-refers.sorted")?;
+        merge_join(
+            &path("captures.sorted"),
+            &path("revisits-by-refers.sorted"),
+            out,
+            &mut |_| {
+                missed += 1;
+                Ok(())
+            },
+        )?;
+        Ok(missed)
+    }
+}
+
+/// Scratch lines sorted in runs of this many bytes.
+const RUN_BYTES: usize = super::snapshot_sort::RUN_BYTES;
+
+/// Walks sorted captures and sorted revisits together: each revisit whose key
+/// has a capture gets that (first) capture's links as edges; the others go to
+/// `miss`.
+fn merge_join(
+    captures: &Path,
+    revisits: &Path,
+    out: &mut CrawlWriter,
+    miss: &mut dyn FnMut(&str) -> Result<(), OutputError>,
+) -> Result<(), OutputError> {
+    let open = |p: &Path| {
+        File::open(p)
+            .map(|f| BufReader::with_capacity(1 << 16, f).lines())
+            .map_err(|e| OutputError::io(p, e))
+    };
+    let mut caps = open(captures)?;
+    let mut cap: Option<String> = caps
+        .next()
+        .transpose()
+        .map_err(|e| OutputError::io(captures, e))?;
+    for line in open(revisits)? {
+        let line = line.map_err(|e| OutputError::io(revisits, e))?;
+        let key = &line[..16];
+        while cap.as_deref().is_some_and(|c| &c[..16] < key) {
+            cap = caps
+                .next()
+                .transpose()
+                .map_err(|e| OutputError::io(captures, e))?;
+        }
+        match cap.as_deref() {
+            // The first capture of the key (lines sort by key, then input order).
+            Some(c) if &c[..16] == key => {
+                let f: Vec<&str> = line.splitn(5, '\t').collect();
+                let snapshot: Micros = f[3].parse().expect("written as a number");
+                let links = c.splitn(3, '\t').nth(2).unwrap_or("");
+                for dst in links.split(' ').filter(|d| !d.is_empty()) {
+                    out.edge(snapshot, Some(f[4]), Some(dst), 1)?;
+                }
+            }
+            _ => miss(&line)?,
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
