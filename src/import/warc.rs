@@ -590,7 +590,7 @@ impl CaptureStore {
             self.seq,
             links.join(" ")
         )
-        .map_err(|e| OutputError::io(&self.dir.join(CAPTURES), e))
+        .map_err(|e| OutputError::io(self.dir.join(CAPTURES), e))
     }
 
     /// A revisit of `page` with `digest` in snapshot `snapshot`, whose capture
@@ -612,7 +612,7 @@ impl CaptureStore {
             Self::key(page, digest),
             self.seq,
         )
-        .map_err(|e| OutputError::io(&self.dir.join(REVISITS), e))
+        .map_err(|e| OutputError::io(self.dir.join(REVISITS), e))
     }
 
     /// Emits the links of every revisit's capture into `out`; returns the
@@ -623,7 +623,7 @@ impl CaptureStore {
             (&mut self.revisits, REVISITS),
         ] {
             w.flush()
-                .map_err(|e| OutputError::io(&self.dir.join(name), e))?;
+                .map_err(|e| OutputError::io(self.dir.join(name), e))?;
         }
         let path = |name: &str| self.dir.join(name);
         let sort = |from: &str, to: &str| {
