@@ -210,4 +210,36 @@ fn bad_releases_name_file_and_line() {
         "o4",
     );
     assert!(err.contains("not a host-graph release"), "{err}");
+
+    // The edges are joined to the vertices on disk, in sorted order; still the
+    // first bad edge in input order is the one reported: line 2 (id 9, a
+    // destination) before line 3 (id 3, a source, which sorts first).
+    let r2 = dir.path().join("rel2");
+    gz_text(&r2.join("vertices.txt.gz"), "0\tcom.a\n1\tcom.b\n");
+    gz_text(&r2.join("edges.txt.gz"), "0\t1\n1\t9\n3\t0\n");
+    fs::write(&map, "rel2\t2024-01-01\n").unwrap();
+    let err = run(
+        &["--input", r2.to_str().unwrap(), "--snapshot-map", m],
+        "o5",
+    );
+    assert!(
+        err.contains("edges.txt.gz, line 2") && err.contains("vertex id 9 is not"),
+        "{err}"
+    );
+    // A vertex id twice names the vertex file.
+    let r3 = dir.path().join("rel3");
+    gz_text(
+        &r3.join("vertices.txt.gz"),
+        "0\tcom.a\n1\tcom.b\n0\tcom.c\n",
+    );
+    gz_text(&r3.join("edges.txt.gz"), "0\t1\n");
+    fs::write(&map, "rel3\t2024-01-01\n").unwrap();
+    let err = run(
+        &["--input", r3.to_str().unwrap(), "--snapshot-map", m],
+        "o6",
+    );
+    assert!(
+        err.contains("vertices.txt.gz") && err.contains("vertex id 0 appears twice"),
+        "{err}"
+    );
 }

@@ -11,9 +11,12 @@
 //! releases by name. The fetched pages of a snapshot are the sources of its edges
 //! (a release does not say which of its dangling hosts were crawled).
 //!
-//! Memory: the vertex table of one release (its page URLs in one string arena and
-//! an index, about 30 bytes per host), never the edges, which stream through.
+//! Memory: nothing grows with the release. Vertices and edges go to scratch
+//! files, and two sort-merge joins on disk (edges by source id with the
+//! vertices, then by destination id) give every edge its two pages.
 
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
@@ -22,8 +25,9 @@ use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+use super::snapshot_sort::{sort_lines, RUN_BYTES};
 use super::{host_page, line_error, CrawlWriter, LineReader};
-use crate::error::{InputError, Position};
+use crate::error::{InputError, OutputError, Position};
 use crate::model::Micros;
 
 /// The files of one release.
@@ -94,57 +98,108 @@ pub fn unreverse(host: &str) -> String {
     parts.join(".")
 }
 
-/// The vertex table: page URL of every id (`None` for an unusable host name).
-#[derive(Default)]
-struct Vertices {
-    /// Sorted ids and the span of their page in `arena` (empty: unusable).
-    ids: Vec<(u64, u32, u32)>,
-    arena: String,
-    /// Set when ids arrived out of order and `ids` must be sorted.
-    unsorted: bool,
+/// A scratch file of text lines.
+struct Scratch {
+    path: PathBuf,
+    out: BufWriter<File>,
 }
 
-impl Vertices {
-    fn push(&mut self, id: u64, reversed: &str) {
-        if self.ids.last().is_some_and(|l| l.0 >= id) {
-            self.unsorted = true;
-        }
-        let start = self.arena.len() as u32;
-        // An unusable name gets an empty span; its edges count as invalid.
-        if let Some(page) = host_page(&unreverse(reversed)) {
-            self.arena.push_str(&page);
-        }
-        self.ids.push((id, start, self.arena.len() as u32));
+impl Scratch {
+    fn create(path: PathBuf) -> Result<Scratch, OutputError> {
+        let out = BufWriter::with_capacity(
+            1 << 16,
+            File::create(&path).map_err(|e| OutputError::io(&path, e))?,
+        );
+        Ok(Scratch { path, out })
     }
 
-    fn finish(&mut self, path: &Path) -> Result<(), InputError> {
-        if self.unsorted {
-            self.ids.sort_unstable_by_key(|v| v.0);
+    fn line(&mut self, args: std::fmt::Arguments) -> Result<(), OutputError> {
+        self.out
+            .write_fmt(args)
+            .and_then(|_| self.out.write_all(b"\n"))
+            .map_err(|e| OutputError::io(&self.path, e))
+    }
+
+    fn close(mut self) -> Result<PathBuf, OutputError> {
+        self.out
+            .flush()
+            .map_err(|e| OutputError::io(&self.path, e))?;
+        Ok(self.path)
+    }
+}
+
+fn lines_of(
+    path: &Path,
+) -> Result<impl Iterator<Item = Result<String, OutputError>> + '_, OutputError> {
+    let f = File::open(path).map_err(|e| OutputError::io(path, e))?;
+    Ok(BufReader::with_capacity(1 << 16, f)
+        .lines()
+        .map(move |l| l.map_err(|e| OutputError::io(path, e))))
+}
+
+/// An edge whose vertex id is missing: the first in input order is reported.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Missing {
+    seq: u64,
+    /// 0: its source, 1: its destination (a source is reported first).
+    end: u8,
+    id: u64,
+    file: usize,
+    at: u64,
+    row: bool,
+}
+
+/// One sort-merge join: `edges` lines `KEY<TAB>SEQ<TAB>REST…` sorted by key
+/// with sorted `vertices` lines `ID<TAB>FILE<TAB>PAGE`; `each(edge line, page)`
+/// for every edge whose key is a vertex (PAGE `-`: an unusable host name, as
+/// `None`), `miss(edge line)` for the others. A vertex id twice is an error
+/// naming its second file.
+fn join(
+    vertices: &Path,
+    edges: &Path,
+    vertex_files: &[PathBuf],
+    each: &mut dyn FnMut(&str, Option<&str>) -> anyhow::Result<()>,
+    miss: &mut dyn FnMut(&str),
+) -> anyhow::Result<()> {
+    let mut vs = lines_of(vertices)?;
+    let mut v: Option<String> = vs.next().transpose()?;
+    let mut advance = |v: &mut Option<String>| -> anyhow::Result<()> {
+        let next = vs.next().transpose()?;
+        if let (Some(a), Some(b)) = (v.as_deref(), next.as_deref()) {
+            if a[..16] == b[..16] {
+                let file = usize::from_str_radix(&b[17..21], 16).unwrap_or(0);
+                return Err(InputError::file(
+                    &vertex_files[file.min(vertex_files.len() - 1)],
+                    format!(
+                        "vertex id {} appears twice",
+                        u64::from_str_radix(&a[..16], 16).unwrap_or(0)
+                    ),
+                )
+                .into());
+            }
         }
-        if let Some(w) = self.ids.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(InputError::file(
-                path,
-                format!("vertex id {} appears twice", w[0].0),
-            ));
-        }
+        *v = next;
         Ok(())
+    };
+    for e in lines_of(edges)? {
+        let e = e?;
+        let key = &e[..16];
+        while v.as_deref().is_some_and(|x| &x[..16] < key) {
+            advance(&mut v)?;
+        }
+        match v.as_deref() {
+            Some(x) if &x[..16] == key => {
+                let page = &x[22..];
+                each(&e, (page != "-").then_some(page))?;
+            }
+            _ => miss(&e),
+        }
     }
-
-    /// The page of vertex `id`: `Err` if there is no such vertex, `Ok(None)` if
-    /// its host name is unusable.
-    fn page(&self, id: u64) -> Result<Option<&str>, ()> {
-        // Releases number vertices 0..n in order: try the direct slot first.
-        let slot = match self.ids.get(id as usize) {
-            Some(v) if v.0 == id => Some(v),
-            _ => self
-                .ids
-                .binary_search_by_key(&id, |v| v.0)
-                .ok()
-                .map(|i| &self.ids[i]),
-        };
-        let (_, a, b) = slot.ok_or(())?;
-        Ok((a < b).then(|| &self.arena[*a as usize..*b as usize]))
+    // The rest of the vertices, for their duplicate check.
+    while v.is_some() {
+        advance(&mut v)?;
     }
+    Ok(())
 }
 
 /// Reads the release directory `dir` as the snapshot at `time`; returns the text
@@ -156,70 +211,160 @@ pub fn read(
     progress: &mut dyn FnMut(&str),
 ) -> anyhow::Result<u64> {
     let release = release_files(dir)?;
+    let scratch = out.scratch_dir().to_path_buf();
+    let path = |name: &str| scratch.join(name);
     let mut lines_read = 0u64;
-    let mut vertices = Vertices::default();
-    for path in &release.vertices {
-        if is_parquet(path) {
-            for_parquet_rows(path, &mut |batch, row| {
+
+    // Vertices: `ID<TAB>FILE<TAB>PAGE`, PAGE `-` for an unusable host name.
+    let mut vertices = Scratch::create(path("vertices.txt"))?;
+    for (file, vpath) in release.vertices.iter().enumerate() {
+        let mut vertex = |id: u64, reversed: &str| {
+            let page = host_page(&unreverse(reversed));
+            vertices.line(format_args!(
+                "{id:016x}\t{file:04x}\t{}",
+                page.as_deref().unwrap_or("-")
+            ))
+        };
+        if is_parquet(vpath) {
+            for_parquet_rows(vpath, &mut |batch, row| {
                 let id = int_column(batch, 0, row)?;
                 let host = text_column(batch, row)?;
-                vertices.push(id, host);
-                Ok(())
+                vertex(id, host).map_err(|e| e.to_string())
             })?;
         } else {
-            let mut lines = LineReader::open(path, progress)?;
+            let mut lines = LineReader::open(vpath, progress)?;
             while let Some((no, line)) = lines.next_line()? {
                 if line.is_empty() {
                     continue;
                 }
                 let mut f = line.split('\t');
                 let (Some(id), Some(host)) = (f.next(), f.next()) else {
-                    return Err(line_error(path, no, "expected `id<TAB>reversed.host`").into());
+                    return Err(line_error(vpath, no, "expected `id<TAB>reversed.host`").into());
                 };
                 let id = id.trim().parse().map_err(|_| {
-                    line_error(path, no, format!("vertex id {id:?} is not a number"))
+                    line_error(vpath, no, format!("vertex id {id:?} is not a number"))
                 })?;
-                vertices.push(id, host);
+                vertex(id, host)?;
             }
             lines_read += lines.line_no;
         }
     }
-    vertices.finish(&release.vertices[0])?;
-    for path in &release.edges {
-        let mut edge = |from: u64, to: u64, at: Position| -> anyhow::Result<()> {
-            let lookup = |id: u64| {
-                vertices.page(id).map_err(|()| {
-                    InputError::at(
-                        path,
-                        at,
-                        format!("vertex id {id} is not in the release's vertices"),
-                    )
-                })
+    let vertices = vertices.close()?;
+
+    // Edges by source: `FROM<TAB>SEQ<TAB>TO<TAB>FILE<TAB>L|R POSITION`.
+    let mut edges = Scratch::create(path("edges-by-source.txt"))?;
+    let mut seq = 0u64;
+    for (file, epath) in release.edges.iter().enumerate() {
+        let mut edge = |from: u64, to: u64, at: Position| {
+            seq += 1;
+            let (kind, n) = match at {
+                Position::Row(r) => ('R', r),
+                Position::Line(l) => ('L', l),
+                _ => ('L', 0),
             };
-            let (src, dst) = (lookup(from)?, lookup(to)?);
-            out.edge(time, src, dst, 1)?;
-            Ok(())
+            edges.line(format_args!(
+                "{from:016x}\t{seq:016x}\t{to:016x}\t{file}\t{kind}{n}"
+            ))
         };
-        if is_parquet(path) {
-            for_parquet_rows(path, &mut |batch, row| {
+        if is_parquet(epath) {
+            for_parquet_rows(epath, &mut |batch, row| {
                 let from = int_column(batch, 0, row)?;
                 let to = int_column(batch, 1, row)?;
                 edge(from, to, Position::Row(row as u64)).map_err(|e| e.to_string())
             })?;
         } else {
-            let mut lines = LineReader::open(path, progress)?;
+            let mut lines = LineReader::open(epath, progress)?;
             while let Some((no, line)) = lines.next_line()? {
                 if line.is_empty() {
                     continue;
                 }
                 let mut f = line.split('\t').map(|x| x.trim().parse::<u64>());
                 let (Some(Ok(from)), Some(Ok(to))) = (f.next(), f.next()) else {
-                    return Err(line_error(path, no, "expected `from_id<TAB>to_id`").into());
+                    return Err(line_error(epath, no, "expected `from_id<TAB>to_id`").into());
                 };
                 edge(from, to, Position::Line(no))?;
             }
             lines_read += lines.line_no;
         }
+    }
+    let edges = edges.close()?;
+
+    let sort = |from: &Path, to: &str| sort_lines(from, &path(to), &scratch, RUN_BYTES);
+    sort(&vertices, "vertices.sorted")?;
+    sort(&edges, "edges-by-source.sorted")?;
+    let mut missing: Option<Missing> = None;
+    let mut note = |line: &str, end: u8| {
+        let f: Vec<&str> = line.splitn(5, '\t').collect();
+        let pos = f[4];
+        let m = Missing {
+            seq: u64::from_str_radix(f[1], 16).unwrap_or(0),
+            end,
+            id: u64::from_str_radix(f[0], 16).unwrap_or(0),
+            file: f[3].parse().unwrap_or(0),
+            at: pos[1..].parse().unwrap_or(0),
+            row: pos.starts_with('R'),
+        };
+        missing = Some(missing.map_or(m, |x| x.min(m)));
+    };
+
+    // Join 1: the source's page. Edges by destination: `TO<TAB>SEQ<TAB>SRC<TAB>FILE<TAB>POS`.
+    let mut by_dst = Scratch::create(path("edges-by-destination.txt"))?;
+    join(
+        &path("vertices.sorted"),
+        &path("edges-by-source.sorted"),
+        &release.vertices,
+        &mut |e, src| {
+            let f: Vec<&str> = e.splitn(5, '\t').collect();
+            by_dst.line(format_args!(
+                "{}\t{}\t{}\t{}\t{}",
+                f[2],
+                f[1],
+                src.unwrap_or("-"),
+                f[3],
+                f[4]
+            ))?;
+            Ok(())
+        },
+        &mut |e| note(e, 0),
+    )?;
+    let by_dst = by_dst.close()?;
+    sort(&by_dst, "edges-by-destination.sorted")?;
+
+    // Join 2: the destination's page; every edge with both ends goes out.
+    join(
+        &path("vertices.sorted"),
+        &path("edges-by-destination.sorted"),
+        &release.vertices,
+        &mut |e, dst| {
+            let src = e.split('\t').nth(2).filter(|s| *s != "-");
+            out.edge(time, src, dst, 1)?;
+            Ok(())
+        },
+        &mut |e| note(e, 1),
+    )?;
+    if let Some(m) = missing {
+        let at = if m.row {
+            Position::Row(m.at)
+        } else {
+            Position::Line(m.at)
+        };
+        return Err(InputError::at(
+            &release.edges[m.file],
+            at,
+            format!("vertex id {} is not in the release's vertices", m.id),
+        )
+        .into());
+    }
+    for name in [
+        "vertices.txt",
+        "vertices.sorted",
+        "edges-by-source.txt",
+        "edges-by-source.sorted",
+        "edges-by-destination.txt",
+        "edges-by-destination.sorted",
+    ] {
+        let p = path(name);
+        std::fs::remove_file(&p).map_err(|e| OutputError::io(&p, e))?;
     }
     Ok(lines_read)
 }

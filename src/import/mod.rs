@@ -654,6 +654,13 @@ pub struct CrawlWriter {
     skipped: Skipped,
 }
 
+impl CrawlWriter {
+    /// Where importers keep their scratch files (removed with the import's staging).
+    pub fn scratch_dir(&self) -> &Path {
+        &self.scratch
+    }
+}
+
 struct DateFile {
     path: PathBuf,
     buf: Vec<u8>,
