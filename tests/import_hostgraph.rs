@@ -226,6 +226,40 @@ fn bad_releases_name_file_and_line() {
         err.contains("edges.txt.gz, line 2") && err.contains("vertex id 9 is not"),
         "{err}"
     );
+    // In Parquet the row is counted in the file, past the reader's batches.
+    let r4 = dir.path().join("rel4");
+    fs::create_dir_all(&r4).unwrap();
+    parquet(
+        &r4.join("vertices.parquet"),
+        vec![
+            ("id", Arc::new(Int64Array::from(vec![0, 1])) as ArrayRef),
+            (
+                "host_rev",
+                Arc::new(StringArray::from(vec!["com.a", "com.b"])),
+            ),
+        ],
+    );
+    let mut to = vec![1i64; 20_000];
+    to[12_345] = 99;
+    parquet(
+        &r4.join("edges.parquet"),
+        vec![
+            (
+                "from",
+                Arc::new(Int64Array::from(vec![0i64; 20_000])) as ArrayRef,
+            ),
+            ("to", Arc::new(Int64Array::from(to))),
+        ],
+    );
+    fs::write(&map, "rel4\t2024-01-01\n").unwrap();
+    let err = run(
+        &["--input", r4.to_str().unwrap(), "--snapshot-map", m],
+        "o7",
+    );
+    assert!(
+        err.contains("edges.parquet, row 12345") && err.contains("vertex id 99 is not"),
+        "{err}"
+    );
     // A vertex id twice names the vertex file.
     let r3 = dir.path().join("rel3");
     gz_text(

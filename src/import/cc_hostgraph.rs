@@ -226,7 +226,7 @@ pub fn read(
             ))
         };
         if is_parquet(vpath) {
-            for_parquet_rows(vpath, &mut |batch, row| {
+            for_parquet_rows(vpath, &mut |batch, row, _| {
                 let id = int_column(batch, 0, row)?;
                 let host = text_column(batch, row)?;
                 vertex(id, host).map_err(|e| e.to_string())
@@ -267,10 +267,10 @@ pub fn read(
             ))
         };
         if is_parquet(epath) {
-            for_parquet_rows(epath, &mut |batch, row| {
+            for_parquet_rows(epath, &mut |batch, row, file_row| {
                 let from = int_column(batch, 0, row)?;
                 let to = int_column(batch, 1, row)?;
-                edge(from, to, Position::Row(row as u64)).map_err(|e| e.to_string())
+                edge(from, to, Position::Row(file_row)).map_err(|e| e.to_string())
             })?;
         } else {
             let mut lines = LineReader::open(epath, progress)?;
@@ -369,11 +369,12 @@ pub fn read(
     Ok(lines_read)
 }
 
-/// Calls `each(batch, row)` for every row of a Parquet file; an `Err` from it
-/// becomes an error at that row.
+/// Calls `each(batch, row, file_row)` for every row of a Parquet file (`row`
+/// within the batch, `file_row` within the file); an `Err` from it becomes an
+/// error at that row.
 fn for_parquet_rows(
     path: &Path,
-    each: &mut dyn FnMut(&RecordBatch, usize) -> Result<(), String>,
+    each: &mut dyn FnMut(&RecordBatch, usize, u64) -> Result<(), String>,
 ) -> Result<(), InputError> {
     let file = std::fs::File::open(path).map_err(|e| InputError::io(path, e))?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
@@ -384,7 +385,7 @@ fn for_parquet_rows(
         let batch =
             batch.map_err(|e| InputError::file(path, format!("cannot read Parquet: {e}")))?;
         for row in 0..batch.num_rows() {
-            each(&batch, row)
+            each(&batch, row, base + row as u64)
                 .map_err(|p| InputError::at(path, Position::Row(base + row as u64), p))?;
         }
         base += batch.num_rows() as u64;
