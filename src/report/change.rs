@@ -51,15 +51,12 @@ pub fn section(cx: &Ctx) -> anyhow::Result<Section> {
 /// Figures 2 and 4: pages by average change interval, or by lifespan, as a
 /// share of each domain class (lifespans: all pages, by method).
 fn histogram(cx: &Ctx, table: &str, buckets: &[(&str, &str)]) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest(table) else {
-        return Ok(None);
-    };
     let lifespan = table == "lifespan_histogram";
     let mut cols = vec!["domain_class", "bucket", "pages"];
     if lifespan {
         cols.push("method");
     }
-    let Some(f) = cx.out.read(table, Some(snap), &cols)? else {
+    let Some(f) = cx.out.read_latest(table, &cols)? else {
         return Ok(None);
     };
     // (series order, bucket) -> pages, and each series' total; the series are
@@ -222,9 +219,6 @@ order by series, x",
 
 /// Figure 6: the intervals between changes against the exponential.
 fn poisson(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("poisson_check") else {
-        return Ok(None);
-    };
     let cols = [
         "band_lo_s",
         "band_hi_s",
@@ -234,7 +228,7 @@ fn poisson(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
         "expected",
         "ks_distance",
     ];
-    let Some(f) = cx.out.read("poisson_check", Some(snap), &cols)? else {
+    let Some(f) = cx.out.read_latest("poisson_check", &cols)? else {
         return Ok(None);
     };
     let mut series: BTreeMap<(i64, i64, u8), Series> = BTreeMap::new();
@@ -303,11 +297,8 @@ order by series, x",
 
 /// Table 1: the expected freshness of the four crawler designs.
 fn designs(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("freshness_designs") else {
-        return Ok(None);
-    };
     let cols = ["design", "cycle_s", "batch_s", "pages", "freshness"];
-    let Some(f) = cx.out.read("freshness_designs", Some(snap), &cols)? else {
+    let Some(f) = cx.out.read_latest("freshness_designs", &cols)? else {
         return Ok(None);
     };
     const ORDER: [&str; 4] = [
@@ -355,9 +346,6 @@ const PLAN_POINTS: usize = 300;
 /// Figure 9's shape: the optimal frequency against the change rate, with the
 /// uniform and proportional allocations.
 fn revisit_frequencies(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("revisit_plan") else {
-        return Ok(None);
-    };
     let cols = [
         "url",
         "lambda",
@@ -365,7 +353,7 @@ fn revisit_frequencies(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
         "freq_uniform_per_day",
         "freq_proportional_per_day",
     ];
-    let Some(f) = cx.out.read("revisit_plan", Some(snap), &cols)? else {
+    let Some(f) = cx.out.read_latest("revisit_plan", &cols)? else {
         return Ok(None);
     };
     let mut order: Vec<usize> = (0..f.len())
@@ -420,12 +408,9 @@ order by series, x"
 
 /// The freshness each allocation of the budget achieves.
 fn revisit_freshness(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("revisit_summary") else {
-        return Ok(None);
-    };
     let Some(f) = cx
         .out
-        .read("revisit_summary", Some(snap), &["policy", "freshness"])?
+        .read_latest("revisit_summary", &["policy", "freshness"])?
     else {
         return Ok(None);
     };

@@ -13,10 +13,14 @@ use arrow_schema::{DataType, TimeUnit};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
-/// The output directories a report draws on: each table is read from the first
-/// one that has it (the demo keeps the 10-minute news crawl in a second output).
+use crate::output::commit::{Manifest, OutputDir};
+
+/// The output directories a report draws on, with their manifests: each table
+/// is read from the first one that has it (the demo keeps the 10-minute news
+/// crawl in a second output).
 pub struct Outputs {
     dirs: Vec<PathBuf>,
+    manifests: Vec<Manifest>,
 }
 
 /// A column read back: every type the tables use, widened.
@@ -36,12 +40,37 @@ pub struct Frame {
 }
 
 impl Outputs {
-    pub fn new(dirs: Vec<PathBuf>) -> Outputs {
-        Outputs { dirs }
+    /// Opens the outputs, failing on a directory without a readable manifest.
+    pub fn open(dirs: Vec<PathBuf>) -> anyhow::Result<Outputs> {
+        let mut manifests = Vec::with_capacity(dirs.len());
+        for dir in &dirs {
+            match OutputDir::new(dir).manifest()? {
+                Some(m) => manifests.push(m),
+                None => anyhow::bail!(
+                    "{}: not a webevo output (no _manifest.json); run `webevo run --output {}` first",
+                    dir.display(),
+                    dir.display()
+                ),
+            }
+        }
+        Ok(Outputs { dirs, manifests })
+    }
+
+    /// Output `i` alone.
+    pub fn only(&self, i: usize) -> Outputs {
+        Outputs {
+            dirs: vec![self.dirs[i].clone()],
+            manifests: vec![self.manifests[i].clone()],
+        }
     }
 
     pub fn dirs(&self) -> &[PathBuf] {
         &self.dirs
+    }
+
+    /// The manifests, one per directory.
+    pub fn manifests(&self) -> &[Manifest] {
+        &self.manifests
     }
 
     /// The directory of `table`, if some output has it.
@@ -86,6 +115,15 @@ impl Outputs {
         self.partitions(table).last().map(|p| p.0)
     }
 
+    /// `columns` of `table` at its latest snapshot; `None` when no output has
+    /// the table or it has no snapshot yet.
+    pub fn read_latest(&self, table: &str, columns: &[&str]) -> anyhow::Result<Option<Frame>> {
+        match self.latest(table) {
+            Some(snap) => self.read(table, Some(snap), columns),
+            None => Ok(None),
+        }
+    }
+
     /// `columns` of `table` at `snapshot` (every snapshot when `None`; the
     /// unpartitioned tables ignore it). `None` when no output has the table.
     pub fn read(
@@ -94,26 +132,40 @@ impl Outputs {
         snapshot: Option<i64>,
         columns: &[&str],
     ) -> anyhow::Result<Option<Frame>> {
-        let Some(dir) = self.table_dir(table) else {
+        if self.table_dir(table).is_none() {
             return Ok(None);
-        };
-        let parts = self.partitions(table);
+        }
         let mut frame = Frame::default();
-        if parts.is_empty() {
-            for file in parquet_files(&dir)? {
-                frame.append_file(&file, columns, None)?;
-            }
-        } else {
-            for (seq, part) in parts {
-                if snapshot.is_some_and(|s| s != seq) {
-                    continue;
-                }
-                for file in parquet_files(&part)? {
-                    frame.append_file(&file, columns, Some(seq))?;
-                }
-            }
+        for (seq, file) in self.files(table, snapshot)? {
+            frame.append_file(&file, columns, seq)?;
         }
         Ok(Some(frame))
+    }
+
+    /// The Parquet files of `table` at `snapshot` (every snapshot when `None`),
+    /// each with its snapshot (`None` for an unpartitioned table).
+    pub fn files(
+        &self,
+        table: &str,
+        snapshot: Option<i64>,
+    ) -> anyhow::Result<Vec<(Option<i64>, PathBuf)>> {
+        let Some(dir) = self.table_dir(table) else {
+            return Ok(Vec::new());
+        };
+        let parts = self.partitions(table);
+        if parts.is_empty() {
+            return Ok(parquet_files(&dir)?
+                .into_iter()
+                .map(|f| (None, f))
+                .collect());
+        }
+        let mut files = Vec::new();
+        for (seq, part) in parts {
+            if snapshot.is_none_or(|s| s == seq) {
+                files.extend(parquet_files(&part)?.into_iter().map(|f| (Some(seq), f)));
+            }
+        }
+        Ok(files)
     }
 }
 

@@ -91,13 +91,7 @@ order by series, x"
 
 /// Figure 3: the k-budgeted covers' mean pages covered, or mean overhead, by k.
 fn cover_curve(cx: &Ctx, column: &str) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("cover_curve") else {
-        return Ok(None);
-    };
-    let Some(f) = cx
-        .out
-        .read("cover_curve", Some(snap), &["budget", column])?
-    else {
+    let Some(f) = cx.out.read_latest("cover_curve", &["budget", column])? else {
         return Ok(None);
     };
     let mut s = Series::named(column);
@@ -149,13 +143,7 @@ fn fraction_covered(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
         ("cover_curve", "k per site"),
         ("global_cover", "k in all (global greedy)"),
     ] {
-        let Some(snap) = cx.out.latest(table) else {
-            continue;
-        };
-        let Some(f) = cx
-            .out
-            .read(table, Some(snap), &["budget", "fraction_covered"])?
-        else {
+        let Some(f) = cx.out.read_latest(table, &["budget", "fraction_covered"])? else {
             continue;
         };
         let mut s = Series::named(name);
@@ -230,14 +218,9 @@ group by cover90_size order by x",
 
 /// Figure 5: the Jaccard overlap of the old pages' new-page sets.
 fn jaccard(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("jaccard_histogram") else {
-        return Ok(None);
-    };
-    let Some(f) = cx.out.read(
-        "jaccard_histogram",
-        Some(snap),
-        &["bin_lo", "bin_hi", "pairs"],
-    )?
+    let Some(f) = cx
+        .out
+        .read_latest("jaccard_histogram", &["bin_lo", "bin_hi", "pairs"])?
     else {
         return Ok(None);
     };
@@ -277,12 +260,9 @@ order by x",
 
 /// The policies' coverage by budget (the curves behind Table 2).
 fn policy_coverage(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("policy_eval") else {
-        return Ok(None);
-    };
     let Some(f) = cx
         .out
-        .read("policy_eval", Some(snap), &["policy", "budget", "coverage"])?
+        .read_latest("policy_eval", &["policy", "budget", "coverage"])?
     else {
         return Ok(None);
     };
@@ -323,9 +303,6 @@ order by series, x",
 
 /// Table 2: the policies with their cost, at each budget, and the historical bounds.
 fn policy_table(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("policy_eval") else {
-        return Ok(None);
-    };
     let cols = [
         "policy",
         "budget",
@@ -333,7 +310,7 @@ fn policy_table(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
         "coverage",
         "overhead_pct",
     ];
-    let Some(f) = cx.out.read("policy_eval", Some(snap), &cols)? else {
+    let Some(f) = cx.out.read_latest("policy_eval", &cols)? else {
         return Ok(None);
     };
     let mut rows: Vec<Vec<Value>> = (0..f.len())

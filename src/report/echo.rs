@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use super::data::Outputs;
 use super::figure::{short_number, Axis, Body, Figure, Plot, PlotKind, Series, Table, Value};
 use super::{Ctx, Section};
 
@@ -13,11 +12,11 @@ pub fn section(cx: &Ctx) -> anyhow::Result<Section> {
     // ECHO needs a fine-grained crawl: prefer the output that also simulated
     // the policies on it (the demo's news crawl) over a weekly crawl's estimates.
     let dirs = cx.out.dirs();
-    let has = |t: &str| dirs.iter().find(|d| d.join(t).is_dir());
+    let has = |t: &str| dirs.iter().position(|d| d.join(t).is_dir());
     let scoped;
     let cx = match has("echo_eval").or_else(|| has("source_estimates")) {
-        Some(dir) => {
-            scoped = Outputs::new(vec![dir.clone()]);
+        Some(i) => {
+            scoped = cx.out.only(i);
             &Ctx { out: &scoped }
         }
         None => cx,
@@ -81,10 +80,7 @@ fn distribution(
     x: Axis,
     guide: &str,
 ) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("source_estimates") else {
-        return Ok(None);
-    };
-    let Some(f) = cx.out.read("source_estimates", Some(snap), &[column])? else {
+    let Some(f) = cx.out.read_latest("source_estimates", &[column])? else {
         return Ok(None);
     };
     let values = (0..f.len())
@@ -137,14 +133,9 @@ fn cdf(key: Value, name: String, mut values: Vec<f64>) -> Series {
 
 /// The optimal recrawl intervals of the sources, for each crawl rate.
 fn intervals(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("echo_schedule") else {
-        return Ok(None);
-    };
-    let Some(f) = cx.out.read(
-        "echo_schedule",
-        Some(snap),
-        &["crawl_rate_per_s", "interval_s"],
-    )?
+    let Some(f) = cx
+        .out
+        .read_latest("echo_schedule", &["crawl_rate_per_s", "interval_s"])?
     else {
         return Ok(None);
     };
@@ -192,9 +183,6 @@ order by series, x"
 
 /// The plan per crawl rate: how the budget splits between sources and new pages.
 fn plan(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("echo_plan") else {
-        return Ok(None);
-    };
     let cols = [
         "crawl_rate_per_s",
         "sources_crawled",
@@ -203,7 +191,7 @@ fn plan(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
         "new_page_fetches_per_s",
         "profit_per_s",
     ];
-    let Some(f) = cx.out.read("echo_plan", Some(snap), &cols)? else {
+    let Some(f) = cx.out.read_latest("echo_plan", &cols)? else {
         return Ok(None);
     };
     let mut rows: Vec<Vec<Value>> = (0..f.len())

@@ -7,7 +7,6 @@ use super::data::Outputs;
 use super::figure::{Body, Figure, Plot, PlotKind, Table};
 use super::plot::{self, PALETTE};
 use super::Section;
-use crate::output::commit::Manifest;
 
 const STYLE: &str = r#"
 body { font: 15px/1.45 system-ui, sans-serif; color: #222; margin: 0 auto; max-width: 1280px; padding: 0 24px 48px; }
@@ -41,21 +40,15 @@ pub fn page(out: &Outputs, sections: &[Section]) -> anyhow::Result<String> {
     h.push_str("<title>webevo report</title>\n<style>");
     h.push_str(STYLE);
     h.push_str("</style>\n</head>\n<body>\n<header>\n<h1>webevo report</h1>\n");
-    for dir in out.dirs() {
-        let m: Option<Manifest> = std::fs::read(dir.join("_manifest.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        let what = match m
-            .as_ref()
-            .and_then(|m| Some((m.snapshots.first()?, m.last()?, m)))
-        {
-            Some((first, last, m)) => format!(
+    for (dir, m) in out.dirs().iter().zip(out.manifests()) {
+        let what = match (m.snapshots.first(), m.last()) {
+            (Some(first), Some(last)) => format!(
                 "{} snapshots committed, {} to {}",
                 m.snapshots.len(),
                 crate::ingest::crawl_dir::format_time(first.time),
                 crate::ingest::crawl_dir::format_time(last.time),
             ),
-            None => "no snapshots committed".into(),
+            _ => "no snapshots committed".into(),
         };
         let _ = writeln!(
             h,
@@ -63,13 +56,11 @@ pub fn page(out: &Outputs, sections: &[Section]) -> anyhow::Result<String> {
             esc(&dir.display().to_string()),
             esc(&what)
         );
-        if let Some(m) = &m {
-            let _ = writeln!(
-                h,
-                "<details class=\"meta\"><summary>its job</summary><pre><code>{}</code></pre></details>",
-                esc(&serde_json::to_string_pretty(&m.job).unwrap_or_default())
-            );
-        }
+        let _ = writeln!(
+            h,
+            "<details class=\"meta\"><summary>its job</summary><pre><code>{}</code></pre></details>",
+            esc(&serde_json::to_string_pretty(&m.job).unwrap_or_default())
+        );
     }
     h.push_str("<p class=\"meta\">Each figure names the paper's figure it reproduces; open <em>DuckDB query</em> under it for the query that returns its data.</p>\n<nav>");
     for s in sections {

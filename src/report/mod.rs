@@ -112,17 +112,7 @@ impl Section {
 /// renamed into place, so a failed report never leaves half a page).
 pub fn write(req: &ReportRequest) -> anyhow::Result<ReportSummary> {
     anyhow::ensure!(!req.outputs.is_empty(), "no output directory given");
-    for dir in &req.outputs {
-        let manifest = dir.join("_manifest.json");
-        if !manifest.is_file() {
-            anyhow::bail!(
-                "{}: not a webevo output (no _manifest.json); run `webevo run --output {}` first",
-                dir.display(),
-                dir.display()
-            );
-        }
-    }
-    let out = Outputs::new(req.outputs.clone());
+    let out = Outputs::open(req.outputs.clone())?;
     let cx = Ctx { out: &out };
     let sections = vec![
         discovery::section(&cx).context("the discovery section")?,

@@ -35,12 +35,8 @@ const ORDERING_SQL: &str =
 
 /// Figure 7 (guaranteed) or 8 (actual), with the optimal ordering's RankMass.
 fn curve(cx: &Ctx, column: &str) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("rankmass_curve") else {
-        return Ok(None);
-    };
-    let Some(f) = cx.out.read(
+    let Some(f) = cx.out.read_latest(
         "rankmass_curve",
-        Some(snap),
         &["algorithm", "window", "downloads", column, "optimal"],
     )?
     else {
@@ -119,9 +115,6 @@ order by series, x"
 
 /// The downloads each ordering needs to reach 98%, guaranteed and actual.
 fn summary(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
-    let Some(snap) = cx.out.latest("rankmass_summary") else {
-        return Ok(None);
-    };
     let cols = [
         "algorithm",
         "window",
@@ -130,7 +123,7 @@ fn summary(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
         "downloads",
         "rounds",
     ];
-    let Some(f) = cx.out.read("rankmass_summary", Some(snap), &cols)? else {
+    let Some(f) = cx.out.read_latest("rankmass_summary", &cols)? else {
         return Ok(None);
     };
     let mut rows: Vec<Vec<Value>> = (0..f.len())

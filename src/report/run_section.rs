@@ -5,7 +5,6 @@ use std::fs::File;
 
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-use super::data::Outputs;
 use super::figure::{Axis, Body, Figure, Plot, PlotKind, Series, Table, Value};
 use super::{Ctx, Section};
 use crate::output::commit::Manifest;
@@ -17,18 +16,15 @@ pub fn section(cx: &Ctx) -> anyhow::Result<Section> {
         "What webevo processed to produce these tables, and what it cost.",
     );
     let dirs = cx.out.dirs();
-    for (i, dir) in dirs.iter().enumerate() {
-        let one = Outputs::new(vec![dir.clone()]);
+    for (i, (dir, m)) in dirs.iter().zip(cx.out.manifests()).enumerate() {
+        let one = cx.out.only(i);
         let cx = Ctx { out: &one };
-        let manifest: Option<Manifest> = std::fs::read(dir.join("_manifest.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        let mut figures = vec![snapshots(&cx)?];
-        if let Some(m) = &manifest {
-            figures.push(stage_times(&cx, m));
-            figures.push(stages(&cx, m));
-        }
-        figures.push(table_rows(&cx)?);
+        let figures = [
+            snapshots(&cx)?,
+            stage_times(&cx, m),
+            stages(&cx, m),
+            table_rows(&cx)?,
+        ];
         for mut f in figures.into_iter().flatten() {
             if dirs.len() > 1 {
                 // One set per output, told apart by id and title.
@@ -205,11 +201,11 @@ fn table_rows(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
     let mut rows = Vec::new();
     let mut parts = Vec::new();
     for table in crate::output::schema::TABLES.iter().map(|t| t.name) {
-        let Some(dir) = cx.out.table_dir(table) else {
+        if cx.out.table_dir(table).is_none() {
             continue;
-        };
+        }
         let mut n = 0i64;
-        for file in walk_parquet(&dir)? {
+        for (_, file) in cx.out.files(table, None)? {
             let reader = SerializedFileReader::new(File::open(&file)?)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
             n += reader.metadata().file_metadata().num_rows();
@@ -233,17 +229,4 @@ fn table_rows(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
             rows,
         }),
     }))
-}
-
-fn walk_parquet(dir: &std::path::Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir)? {
-        let p = e?.path();
-        if p.is_dir() {
-            out.extend(walk_parquet(&p)?);
-        } else if p.extension().is_some_and(|x| x == "parquet") {
-            out.push(p);
-        }
-    }
-    Ok(out)
 }
