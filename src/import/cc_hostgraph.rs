@@ -15,8 +15,6 @@
 //! files, and two sort-merge joins on disk (edges by source id with the
 //! vertices, then by destination id) give every edge its two pages.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
@@ -25,7 +23,7 @@ use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use super::snapshot_sort::{sort_lines, RUN_BYTES};
+use super::snapshot_sort::{lines_of, sort_lines, Scratch, RUN_BYTES};
 use super::{host_page, line_error, CrawlWriter, LineReader};
 use crate::error::{InputError, OutputError, Position};
 use crate::model::Micros;
@@ -96,45 +94,6 @@ pub fn unreverse(host: &str) -> String {
     let mut parts: Vec<&str> = host.trim().split('.').collect();
     parts.reverse();
     parts.join(".")
-}
-
-/// A scratch file of text lines.
-struct Scratch {
-    path: PathBuf,
-    out: BufWriter<File>,
-}
-
-impl Scratch {
-    fn create(path: PathBuf) -> Result<Scratch, OutputError> {
-        let out = BufWriter::with_capacity(
-            1 << 16,
-            File::create(&path).map_err(|e| OutputError::io(&path, e))?,
-        );
-        Ok(Scratch { path, out })
-    }
-
-    fn line(&mut self, args: std::fmt::Arguments) -> Result<(), OutputError> {
-        self.out
-            .write_fmt(args)
-            .and_then(|_| self.out.write_all(b"\n"))
-            .map_err(|e| OutputError::io(&self.path, e))
-    }
-
-    fn close(mut self) -> Result<PathBuf, OutputError> {
-        self.out
-            .flush()
-            .map_err(|e| OutputError::io(&self.path, e))?;
-        Ok(self.path)
-    }
-}
-
-fn lines_of(
-    path: &Path,
-) -> Result<impl Iterator<Item = Result<String, OutputError>> + '_, OutputError> {
-    let f = File::open(path).map_err(|e| OutputError::io(path, e))?;
-    Ok(BufReader::with_capacity(1 << 16, f)
-        .lines()
-        .map(move |l| l.map_err(|e| OutputError::io(path, e))))
 }
 
 /// An edge whose vertex id is missing: the first in input order is reported.

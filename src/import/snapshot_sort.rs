@@ -178,6 +178,46 @@ fn merge_runs(kind: Kind, runs: &[PathBuf], path: &Path) -> Result<(), OutputErr
     out.flush().map_err(|e| OutputError::io(path, e))
 }
 
+/// A scratch file of text lines, for the importers' on-disk joins.
+pub struct Scratch {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl Scratch {
+    pub fn create(path: PathBuf) -> Result<Scratch, OutputError> {
+        let out = BufWriter::with_capacity(
+            1 << 16,
+            File::create(&path).map_err(|e| OutputError::io(&path, e))?,
+        );
+        Ok(Scratch { path, out })
+    }
+
+    pub fn line(&mut self, args: std::fmt::Arguments) -> Result<(), OutputError> {
+        self.out
+            .write_fmt(args)
+            .and_then(|_| self.out.write_all(b"\n"))
+            .map_err(|e| OutputError::io(&self.path, e))
+    }
+
+    pub fn close(mut self) -> Result<PathBuf, OutputError> {
+        self.out
+            .flush()
+            .map_err(|e| OutputError::io(&self.path, e))?;
+        Ok(self.path)
+    }
+}
+
+/// The lines of a scratch file.
+pub fn lines_of(
+    path: &Path,
+) -> Result<impl Iterator<Item = Result<String, OutputError>> + '_, OutputError> {
+    let f = File::open(path).map_err(|e| OutputError::io(path, e))?;
+    Ok(BufReader::with_capacity(1 << 16, f)
+        .lines()
+        .map(move |l| l.map_err(|e| OutputError::io(path, e))))
+}
+
 /// Sorts the lines of `input` into `output` in bounded memory (runs of at most
 /// `run_bytes` in `work`), keeping equal lines once: for the importers' joins,
 /// whose lines start with a fixed-width key and carry a sequence number.

@@ -26,7 +26,7 @@
 //! gives each revisit its capture's links ([`WarcState::finish`]).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -35,6 +35,7 @@ use url::Url;
 
 use super::html_links;
 use super::http::{parse_response, Response};
+use super::snapshot_sort::{lines_of, Scratch};
 use super::{CrawlWriter, REPORT_EVERY};
 use crate::error::{InputError, OutputError, Position};
 use crate::ingest::url::normalize;
@@ -632,9 +633,7 @@ impl CaptureStore {
         sort(CAPTURES, "captures.sorted")?;
         sort(REVISITS, "revisits.sorted")?;
         // By the revisit's own URL; the misses with a refers-to URI try again by it.
-        let retry = path("revisits-by-refers.txt");
-        let mut again =
-            BufWriter::new(File::create(&retry).map_err(|e| OutputError::io(&retry, e))?);
+        let mut again = Scratch::create(path("revisits-by-refers.txt"))?;
         let mut missed = 0;
         merge_join(
             &path("captures.sorted"),
@@ -646,12 +645,10 @@ impl CaptureStore {
                     missed += 1;
                     return Ok(());
                 }
-                writeln!(again, "{}\t{}\t-\t{}\t{}", f[2], f[1], f[3], f[4])
-                    .map_err(|e| OutputError::io(&retry, e))
+                again.line(format_args!("{}\t{}\t-\t{}\t{}", f[2], f[1], f[3], f[4]))
             },
         )?;
-        again.flush().map_err(|e| OutputError::io(&retry, e))?;
-        drop(again);
+        again.close()?;
         sort("revisits-by-refers.txt", "revisits-by-refers.sorted")?;
         merge_join(
             &path("captures.sorted"),
@@ -678,24 +675,13 @@ fn merge_join(
     out: &mut CrawlWriter,
     miss: &mut dyn FnMut(&str) -> Result<(), OutputError>,
 ) -> Result<(), OutputError> {
-    let open = |p: &Path| {
-        File::open(p)
-            .map(|f| BufReader::with_capacity(1 << 16, f).lines())
-            .map_err(|e| OutputError::io(p, e))
-    };
-    let mut caps = open(captures)?;
-    let mut cap: Option<String> = caps
-        .next()
-        .transpose()
-        .map_err(|e| OutputError::io(captures, e))?;
-    for line in open(revisits)? {
-        let line = line.map_err(|e| OutputError::io(revisits, e))?;
+    let mut caps = lines_of(captures)?;
+    let mut cap: Option<String> = caps.next().transpose()?;
+    for line in lines_of(revisits)? {
+        let line = line?;
         let key = &line[..16];
         while cap.as_deref().is_some_and(|c| &c[..16] < key) {
-            cap = caps
-                .next()
-                .transpose()
-                .map_err(|e| OutputError::io(captures, e))?;
+            cap = caps.next().transpose()?;
         }
         match cap.as_deref() {
             // The first capture of the key (lines sort by key, then input order).
