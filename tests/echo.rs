@@ -40,6 +40,8 @@ struct Expected {
     clicked: i64,
     /// `(P, μ, bin ends)` of the fit, `None` when the default applies.
     fit: Option<(f64, f64, Vec<f64>)>,
+    /// New pages it revealed within the click horizon (the source cover's set).
+    young: Vec<String>,
 }
 
 #[derive(Default)]
@@ -95,12 +97,12 @@ fn reference(
     for (s, (seq, now)) in metas.iter().enumerate() {
         let dir = crawl.join("snapshots").join(seq.to_string());
         let mut fetched: BTreeMap<String, i64> = BTreeMap::new();
-        for row in read_cells(&dir.join("pages.parquet")) {
-            let t = row["fetch_time"].i64().unwrap_or(*now);
+        for row in crawl_rows(&dir, "pages") {
+            let t = row.get("fetch_time").and_then(Cell::i64).unwrap_or(*now);
             fetched.insert(row["url"].str().unwrap().to_string(), t);
         }
         let mut links: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for row in read_cells(&dir.join("links.parquet")) {
+        for row in crawl_rows(&dir, "links") {
             let (src, dst) = (row["src"].str().unwrap(), row["dst"].str().unwrap());
             if src != dst {
                 links
@@ -204,6 +206,12 @@ fn reference(
                 .then(|| fit_clicks(&t, &y, ln2 / (720.0 * 3600.0), ln2 / (0.05 * 3600.0)))
                 .flatten()
                 .map(|f| (f.profit, f.mu, t.clone()));
+            let young = h
+                .pages
+                .iter()
+                .filter(|(_, at)| *now - times[*at] < horizon_bins * BIN)
+                .map(|(p, _)| p.clone())
+                .collect();
             expected.insert(
                 url,
                 Expected {
@@ -213,12 +221,95 @@ fn reference(
                     lambda,
                     clicked,
                     fit,
+                    young,
                 },
             );
         }
         out.push(expected);
     }
     out
+}
+
+/// The rows of a snapshot's `pages` or `links` file, Parquet or TSV (all cells
+/// text).
+fn crawl_rows(dir: &Path, stem: &str) -> Vec<BTreeMap<String, Cell>> {
+    let parquet = dir.join(format!("{stem}.parquet"));
+    if parquet.exists() {
+        return read_cells(&parquet);
+    }
+    let text = std::fs::read_to_string(dir.join(format!("{stem}.tsv"))).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split('\t'))
+                .map(|(k, v)| (k.to_string(), Cell::Str(v.to_string())))
+                .collect()
+        })
+        .collect()
+}
+
+/// Eager greedy cover straight from the definition: each pick rescans every
+/// source; ties go to the smallest URL. `(url, gain, covered fraction)`.
+fn brute_force_cover(sets: &BTreeMap<String, Vec<String>>) -> Vec<(String, i64, f64)> {
+    let all: BTreeSet<&String> = sets.values().flatten().collect();
+    let mut covered: BTreeSet<&String> = BTreeSet::new();
+    let mut out = Vec::new();
+    loop {
+        // BTreeMap order: the first of equal gains is the smallest URL.
+        let mut best: Option<(&String, usize)> = None;
+        for (url, pages) in sets {
+            let gain = pages.iter().filter(|p| !covered.contains(p)).count();
+            if gain > best.map_or(0, |b| b.1) {
+                best = Some((url, gain));
+            }
+        }
+        let Some((url, gain)) = best else { return out };
+        covered.extend(sets[url].iter());
+        out.push((
+            url.clone(),
+            gain as i64,
+            covered.len() as f64 / all.len() as f64,
+        ));
+    }
+}
+
+/// `source_cover` of `out` against the greedy cover of the reference's sets.
+fn check_source_cover(out: &Path, expected: &[BTreeMap<String, Expected>]) -> usize {
+    let mut got: BTreeMap<i64, Vec<(i64, String, i64, f64)>> = BTreeMap::new();
+    for r in read_cells(&out.join("source_cover")) {
+        got.entry(r["snapshot"].i64().unwrap()).or_default().push((
+            r["rank"].i64().unwrap(),
+            r["url"].str().unwrap().to_string(),
+            r["gain"].i64().unwrap(),
+            r["covered_fraction"].f64().unwrap(),
+        ));
+    }
+    let mut picks = 0;
+    for (s, want) in expected.iter().enumerate() {
+        let sets: BTreeMap<String, Vec<String>> = want
+            .iter()
+            .filter(|(_, e)| !e.young.is_empty())
+            .map(|(u, e)| (u.clone(), e.young.clone()))
+            .collect();
+        let want: Vec<(i64, String, i64, f64)> = brute_force_cover(&sets)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (u, g, f))| (i as i64 + 1, u, g, f))
+            .collect();
+        let mut rows = got.remove(&(s as i64)).unwrap_or_default();
+        rows.sort_by_key(|r| r.0);
+        assert_eq!(rows.len(), want.len(), "source cover of snapshot {s}");
+        for (a, b) in rows.iter().zip(&want) {
+            assert_eq!((a.0, &a.1, a.2), (b.0, &b.1, b.2), "snapshot {s}");
+            assert!(close(a.3, b.3, 1e-12), "snapshot {s}: {a:?} vs {b:?}");
+        }
+        picks += want.len();
+    }
+    assert!(got.is_empty(), "no cover at other snapshots: {got:?}");
+    picks
 }
 
 fn close(a: f64, b: f64, rel: f64) -> bool {
@@ -362,7 +453,87 @@ fn tiny_news_crawl_matches_the_reference() {
         let n = if name == "short" { 3 } else { 7 };
         let expected = reference(&crawl, 3.0, n, horizon);
         check_against_reference(&out, &expected, &[0.01, 0.05]);
+        assert!(
+            check_source_cover(&out, &expected) > 0,
+            "{name}: some picks"
+        );
     }
+}
+
+/// Random partial crawls of a few hosts whose sources reveal new pages of their
+/// own and of other hosts, so the cover's groups of hosts span workers.
+#[test]
+fn source_cover_across_hosts_matches_the_brute_force_for_any_layout() {
+    use rand::{Rng, SeedableRng};
+    let dir = tempdir();
+    let job = job(dir.path(), "content_age_days = 1\nclick_horizon_hours = 60");
+    let mut picks = 0;
+    for seed in 0..6u64 {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+        let hosts = rng.random_range(2..7);
+        let main = |h: usize| format!("http://h{h}.com/");
+        let section = |h: usize, j: usize| format!("http://h{h}.com/s{j}");
+        let crawl = Crawl::new(&dir.path().join(format!("in{seed}")));
+        let mut article = 0;
+        for seq in 0..6u64 {
+            let mut pages: Vec<(String, String)> = Vec::new();
+            let mut links: Vec<(String, String)> = Vec::new();
+            for h in 0..hosts {
+                pages.push((main(h), format!("m{seq}")));
+                for j in 0..2 {
+                    pages.push((section(h, j), format!("s{seq}")));
+                    links.push((main(h), section(h, j)));
+                }
+            }
+            // New pages, each on a random host, linked from 1-3 random sources
+            // (sometimes of other hosts); some pages are linked again later.
+            for _ in 0..rng.random_range(0..12) {
+                article += 1;
+                let on = rng.random_range(0..hosts);
+                let url = format!("http://h{on}.com/a{article}");
+                for _ in 0..rng.random_range(1..4) {
+                    let h = if rng.random_bool(0.7) {
+                        on
+                    } else {
+                        rng.random_range(0..hosts)
+                    };
+                    let src = match rng.random_range(0..3) {
+                        0 => main(h),
+                        j => section(h, j - 1),
+                    };
+                    links.push((src, url.clone()));
+                }
+            }
+            if article > 3 && rng.random_bool(0.5) {
+                let old = format!("http://h0.com/a{}", rng.random_range(1..article));
+                links.push((section(0, 0), old));
+            }
+            let pages: Vec<(&str, &str)> = pages
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            let links: Vec<(&str, &str)> = links
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            crawl.snapshot(seq, seq as i64, seq > 0, &pages, &links);
+        }
+        // 60 hours: the pages of the last two daily snapshots, 180 bins.
+        let expected = reference(&crawl.dir, 1.0, 7, 180);
+        let mut first = None;
+        for workers in [1, 3] {
+            let out = dir.path().join(format!("out{seed}-{workers}"));
+            run_in_process_with_job(&crawl.dir, &out, workers, &job).unwrap();
+            picks += check_source_cover(&out, &expected);
+            let rows = table_rows(&out, "source_cover");
+            assert_eq!(
+                first.get_or_insert_with(|| rows.clone()),
+                &rows,
+                "seed {seed}"
+            );
+        }
+    }
+    assert!(picks > 20, "the cases pick sources: {picks}");
 }
 
 #[test]
@@ -385,6 +556,7 @@ fn tiny_news_crawl_same_for_any_layout_and_split_runs() {
         "source_estimates",
         "echo_schedule",
         "echo_plan",
+        "source_cover",
         "echo_eval",
     ] {
         assert!(!expected[table].is_empty(), "{table} has rows");

@@ -85,6 +85,8 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
+use crate::algo::disjoint_sets::DisjointSets;
+
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
 /// Histogram of `J` over all unordered pairs of one site's old pages.
@@ -191,42 +193,6 @@ pub fn jaccard_histogram<K>(sets: &[(K, Vec<u64>)], bins: usize) -> JaccardHisto
         bins: counts,
         intersecting_pairs,
         total_pairs,
-    }
-}
-
-/// Union-find with path halving and union by size.
-struct DisjointSets {
-    parent: Vec<u32>,
-    size: Vec<u32>,
-}
-
-impl DisjointSets {
-    fn new(n: usize) -> Self {
-        DisjointSets {
-            parent: (0..n as u32).collect(),
-            size: vec![1; n],
-        }
-    }
-
-    fn find(&mut self, mut x: u32) -> u32 {
-        while self.parent[x as usize] != x {
-            let grand = self.parent[self.parent[x as usize] as usize];
-            self.parent[x as usize] = grand;
-            x = grand;
-        }
-        x
-    }
-
-    fn union(&mut self, a: u32, b: u32) {
-        let (mut a, mut b) = (self.find(a), self.find(b));
-        if a == b {
-            return;
-        }
-        if self.size[a as usize] < self.size[b as usize] {
-            std::mem::swap(&mut a, &mut b);
-        }
-        self.parent[b as usize] = a;
-        self.size[a as usize] += self.size[b as usize];
     }
 }
 

@@ -17,6 +17,9 @@
 //! 3. **Schedule**, on worker 0: the sources' `(λ, P, μ)` (a few numbers per source,
 //!    not the graph) and one solve per crawl rate (`algo::echo::schedule`).
 //!
+//! The sources' revealed pages within the window also feed the greedy source
+//! cover ([`echo_cover`]).
+//!
 //! Stages 1 and 2 keep state across snapshots and persist it per host in
 //! `_state/echo-<worker>.bin`; the ledger hands it back at the next run's restore
 //! epoch, so a run continues exactly where the last one stopped.
@@ -31,6 +34,7 @@ use timely::dataflow::operators::vec::{Map, Partition};
 use timely::dataflow::Stream;
 
 use crate::algo::echo::{fit_click_bins, new_link_rate, schedule, Source};
+use crate::dataflow::echo_cover::{self, CoverMsg, CoverSet};
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::{ClickObs, UrlText, CLICK_BIN};
@@ -38,7 +42,7 @@ use crate::job::EchoParams;
 use crate::ledger::LedgerOut;
 use crate::model::{route, HostId, Micros, PageId, Seq};
 use crate::output::echo::{
-    ContentSourceRow, EchoPlanRow, EchoScheduleRow, SourceEstimateRow, SourceKind,
+    ContentSourceRow, EchoPlanRow, EchoScheduleRow, SourceCoverRow, SourceEstimateRow, SourceKind,
 };
 use crate::state::{self, StateRecord, StateWriter};
 
@@ -107,6 +111,9 @@ enum SourceIn {
     },
     /// A host's persisted sources (decoded once, by the pages stage).
     Restored(HostId, Vec<(PageId, SourceState)>),
+    /// Sources of these two hosts revealed a common page within the window: the
+    /// source cover must treat the hosts together.
+    Shared(HostId, HostId),
 }
 
 impl SourceIn {
@@ -114,7 +121,7 @@ impl SourceIn {
         match self {
             SourceIn::Source(s) => s.host,
             SourceIn::Revealed { src_host, .. } | SourceIn::Bin { src_host, .. } => *src_host,
-            SourceIn::Restored(h, _) => *h,
+            SourceIn::Restored(h, _) | SourceIn::Shared(h, _) => *h,
         }
     }
 }
@@ -146,6 +153,7 @@ pub struct EchoStreams<'s> {
     pub estimates: Stream<'s, Seq, Vec<SourceEstimateRow>>,
     pub schedule: Stream<'s, Seq, Vec<EchoScheduleRow>>,
     pub plan: Stream<'s, Seq, Vec<EchoPlanRow>>,
+    pub cover: Stream<'s, Seq, Vec<SourceCoverRow>>,
 }
 
 /// Builds the three stages over the ledger's echo messages.
@@ -159,11 +167,20 @@ pub fn echo<'s>(
     });
     let to_sources = pages_stage(msgs, ctx);
     let out = sources_stage(to_sources, ctx);
-    let mut parts = out.partition(3, |o| match o {
+    let mut parts = out.partition(4, |o| match o {
         SourceOut::Row(r) => (0, SourceOut::Row(r)),
         SourceOut::Estimate(r) => (1, SourceOut::Estimate(r)),
         s @ SourceOut::Params { .. } => (2, s),
+        s @ (SourceOut::Young(_) | SourceOut::Shared(..)) => (3, s),
     });
+    let cover = echo_cover::source_cover(
+        parts.pop().expect("four parts").flat_map(|o| match o {
+            SourceOut::Young(c) => Some(CoverMsg::Sources(c)),
+            SourceOut::Shared(a, b) => Some(CoverMsg::Shared(a, b)),
+            _ => None,
+        }),
+        ctx,
+    );
     let params = parts.pop().expect("three parts");
     let estimates = parts.pop().expect("three parts").flat_map(|o| match o {
         SourceOut::Estimate(r) => Some(r),
@@ -179,12 +196,13 @@ pub fn echo<'s>(
         estimates,
         schedule,
         plan,
+        cover,
     }
 }
 
 /// A stage of this analysis: folds the messages of each closing epoch into its
 /// state, and persists that state at the run's finish epoch.
-trait EpochStage: 'static {
+pub(super) trait EpochStage: 'static {
     type In: timely::ExchangeData;
     type Out: Clone + 'static;
     /// The messages of a snapshot (or of the restore epoch, `t = restore`).
@@ -197,7 +215,7 @@ trait EpochStage: 'static {
 
 /// Runs `stage` over `input` routed by `route_by`: each epoch of the run as it
 /// closes, then the finish epoch.
-fn epoch_operator<'s, S: EpochStage>(
+pub(super) fn epoch_operator<'s, S: EpochStage>(
     input: Stream<'s, Seq, Vec<S::In>>,
     route_by: impl Fn(&S::In) -> u64 + 'static,
     name: &str,
@@ -353,6 +371,9 @@ impl EpochStage for PagesState {
         // Pages past the horizon have every bin ended.
         let limit = horizon as i64 * CLICK_BIN;
         self.pages.retain(|_, p| now - p.found < limit);
+        if ctx.plan.writes(t) {
+            out.extend(shared_hosts(self.pages.values()).map(|(a, b)| SourceIn::Shared(a, b)));
+        }
     }
 
     fn persist(&self, ctx: &WorkerCtx) -> Result<(), OutputError> {
@@ -381,6 +402,28 @@ impl EpochStage for PagesState {
             by_host,
         )
     }
+}
+
+/// The pairs `(a, b)`, `a < b`, of hosts whose sources revealed a common page of
+/// `pages`, each once, in order.
+fn shared_hosts<'a>(
+    pages: impl Iterator<Item = &'a Revealed>,
+) -> impl Iterator<Item = (HostId, HostId)> {
+    let mut pairs = std::collections::BTreeSet::new();
+    for p in pages {
+        let Some(&(first, _)) = p.sources.first() else {
+            continue;
+        };
+        if p.sources.iter().all(|s| s.0 == first) {
+            continue;
+        }
+        let mut hosts: Vec<HostId> = p.sources.iter().map(|s| s.0).collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        // A star on the smallest host joins them all.
+        pairs.extend(hosts[1..].iter().map(|&h| (hosts[0], h)));
+    }
+    pairs.into_iter()
 }
 
 fn write_saved(
@@ -437,6 +480,10 @@ enum SourceOut {
         profit: f64,
         mu: f64,
     },
+    /// The new pages a source revealed within the window, for the source cover.
+    Young(Box<CoverSet>),
+    /// Passed on from the pages stage for the source cover.
+    Shared(HostId, HostId),
 }
 
 /// Stage 2; see the module docs.
@@ -496,6 +543,7 @@ fn advance_sources(
             SourceIn::Restored(h, list) => {
                 sources.extend(list.into_iter().map(|(p, s)| (p, (h, s))));
             }
+            SourceIn::Shared(a, b) => out.push(SourceOut::Shared(a, b)),
         }
     }
     if !ctx.plan.writes(t) {
@@ -600,6 +648,13 @@ fn advance_sources(
             p_is_default: fit.is_none(),
             priority: lambda.map(|l| (l * profit * tau).to_bits()),
         }));
+        if !st.young.is_empty() {
+            out.push(SourceOut::Young(Box::new(CoverSet {
+                host: s.host,
+                url: url.clone(),
+                pages: st.young.iter().map(|y| y.0).collect(),
+            })));
+        }
         if let Some(lambda) = lambda {
             out.push(SourceOut::Params {
                 url,

@@ -8,6 +8,7 @@
 pub mod change;
 pub mod discovery;
 pub mod echo;
+pub mod echo_cover;
 pub mod ledger_op;
 pub mod pagerank;
 pub mod plan;
@@ -290,6 +291,7 @@ pub fn build<'s>(
         done.push(sink::write_snapshot_rows(e.estimates, ctx));
         done.push(sink::write_snapshot_rows(e.schedule, ctx));
         done.push(sink::write_snapshot_rows(e.plan, ctx));
+        done.push(sink::write_snapshot_rows(e.cover, ctx));
     }
     let (probe, _) = scope.concatenate(done).probe();
     probe

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::Micros;
 use crate::output::batch::{RowContext, RowWriter, TableRow};
 use crate::output::schema::{
-    TableDef, CONTENT_SOURCES, ECHO_PLAN, ECHO_SCHEDULE, SOURCE_ESTIMATES,
+    TableDef, CONTENT_SOURCES, ECHO_PLAN, ECHO_SCHEDULE, SOURCE_COVER, SOURCE_ESTIMATES,
 };
 
 fn f(bits: u64) -> f64 {
@@ -125,5 +125,24 @@ impl TableRow for EchoPlanRow {
         out.f64(f(self.source_fetches));
         out.f64(f(self.new_page_fetches));
         out.f64(f(self.profit));
+    }
+}
+
+/// A row of `source_cover`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SourceCoverRow {
+    pub rank: i64,
+    pub url: String,
+    pub gain: i64,
+    pub covered_fraction: u64,
+}
+
+impl TableRow for SourceCoverRow {
+    const TABLE: &'static TableDef = &SOURCE_COVER;
+    fn write(&self, _: &RowContext, out: &mut RowWriter) {
+        out.i64(self.rank);
+        out.str(&self.url);
+        out.i64(self.gain);
+        out.f64(f(self.covered_fraction));
     }
 }

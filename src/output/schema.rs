@@ -564,6 +564,18 @@ pub static ECHO_PLAN: TableDef = TableDef {
     ],
 };
 
+pub static SOURCE_COVER: TableDef = TableDef {
+    name: "source_cover",
+    partitioned: true,
+    doc: "ECHO: the greedy cover of the new pages revealed within the last echo.click_horizon_hours by the content sources that revealed them (linked them at the snapshot they first appeared, after the source's baseline crawl), one row per pick (ties: smallest URL). How many sources cover 80% of new pages: the smallest rank with covered_fraction >= 0.8.",
+    columns: &[
+        c("rank", Int64, false, "Position of the pick, from 1."),
+        c("url", Utf8, false, "The content source picked."),
+        c("gain", Int64, false, "New pages it revealed that no earlier pick did."),
+        c("covered_fraction", Float64, false, "Share of all the window's revealed new pages that the picks up to this one revealed."),
+    ],
+};
+
 pub static ECHO_EVAL: TableDef = TableDef {
     name: "echo_eval",
     partitioned: false,
@@ -613,6 +625,7 @@ pub static TABLES: &[&TableDef] = &[
     &SOURCE_ESTIMATES,
     &ECHO_SCHEDULE,
     &ECHO_PLAN,
+    &SOURCE_COVER,
     &ECHO_EVAL,
 ];
 

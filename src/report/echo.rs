@@ -64,6 +64,7 @@ pub fn section(cx: &Ctx) -> anyhow::Result<Section> {
         "A new page's clicks fall off as exp(-μt): large μ means its value is gone within hours.",
     )?);
     s.push(intervals(cx)?);
+    s.push(source_cover(cx)?);
     s.push(plan(cx)?);
     s.push(simulation(cx)?);
     Ok(s)
@@ -129,6 +130,39 @@ fn cdf(key: Value, name: String, mut values: Vec<f64>) -> Series {
         s.points.push((*v, at_or_below as f64 / n));
     }
     s
+}
+
+/// The greedy cover of the window's new pages by sources (source_cover).
+fn source_cover(cx: &Ctx) -> anyhow::Result<Option<Figure>> {
+    let Some(f) = cx
+        .out
+        .read_latest("source_cover", &["rank", "covered_fraction"])?
+    else {
+        return Ok(None);
+    };
+    let mut line = Series::named("greedy cover");
+    line.points = (0..f.len())
+        .filter_map(|r| Some((f.int("rank", r)? as f64, f.float("covered_fraction", r)?)))
+        .collect();
+    line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(Some(Figure {
+        id: "echo-source-cover".into(),
+        title: "Sources needed to find the new pages (greedy cover)".into(),
+        guide: "Where the line crosses 0.8, that many sources, picked greedily, reveal 80% of the new pages of the click horizon.".into(),
+        query: cx.sql(
+            "select 'greedy cover' as series, rank as x, covered_fraction as y
+from {source_cover}
+where snapshot = (select max(snapshot) from {source_cover})
+order by x",
+        ),
+        body: Body::Plot(Plot {
+            kind: PlotKind::Lines,
+            x: Axis::linear("sources picked"),
+            y: Axis::linear("share of new pages revealed (fraction)"),
+            series: vec![line],
+            rule: Some((0.8, "80%".into())),
+        }),
+    }))
 }
 
 /// The optimal recrawl intervals of the sources, for each crawl rate.
