@@ -18,7 +18,7 @@
 //! Policies that need `λ, P, μ` read the estimates in force at the time (see
 //! [`Estimates`]) and re-solve the schedule every `replan` seconds.
 
-use crate::algo::echo::{schedule, Source};
+use crate::algo::echo::{schedule_warm, Source, Warm};
 
 /// Width of a click bin, microseconds.
 pub const BIN: i64 = 20 * 60 * 1_000_000;
@@ -217,6 +217,13 @@ impl<'w> Crawler<'w> {
     }
 }
 
+/// The last solve of a simulation, by source: where the next solve starts.
+#[derive(Default)]
+struct LastSolve {
+    omega: f64,
+    xs: Vec<f64>,
+}
+
 /// The schedule's intervals at `t` for `policy`, from the estimates in force.
 fn intervals(
     policy: Policy,
@@ -224,6 +231,7 @@ fn intervals(
     sources: usize,
     t: i64,
     rate: f64,
+    last: &mut LastSolve,
 ) -> Vec<Option<f64>> {
     let Some(params) = est.at(t) else {
         return vec![None; sources];
@@ -256,10 +264,17 @@ fn intervals(
     } else {
         rate
     };
-    let sched = schedule(&list, budget);
+    last.xs.resize(sources, 0.0);
+    let mut warm = Warm {
+        omega: last.omega,
+        xs: idx.iter().map(|&i| last.xs[i]).collect(),
+    };
+    let sched = schedule_warm(&list, budget, &mut warm);
+    last.omega = warm.omega;
     let mut out = vec![None; sources];
     for (k, i) in idx.into_iter().enumerate() {
         out[i] = sched.intervals[k];
+        last.xs[i] = warm.xs[k];
     }
     out
 }
@@ -300,6 +315,7 @@ pub fn simulate(world: &World, est: &Estimates, policy: Policy, s: &SimSettings)
     let mut queue: std::collections::VecDeque<u32> = Default::default();
     let mut plan: Vec<(usize, f64)> = Vec::new();
     let mut planned_at = i64::MIN;
+    let mut last_solve = LastSolve::default();
     let mut k: u64 = 0;
     let mut page_fetches = 0u64;
     loop {
@@ -313,7 +329,7 @@ pub fn simulate(world: &World, est: &Estimates, policy: Policy, s: &SimSettings)
             Policy::FixedQuota | Policy::Frequency | Policy::EchoNewpages | Policy::EchoSchedule
         );
         if needs_plan && (planned_at == i64::MIN || t - planned_at >= replan) {
-            plan = intervals(policy, est, n, t, s.rate)
+            plan = intervals(policy, est, n, t, s.rate, &mut last_solve)
                 .into_iter()
                 .enumerate()
                 .filter_map(|(i, iv)| iv.map(|iv| (i, iv)))
