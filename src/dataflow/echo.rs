@@ -34,7 +34,7 @@ use timely::dataflow::operators::vec::{Map, Partition};
 use timely::dataflow::Stream;
 
 use crate::algo::echo::{fit_click_bins, new_link_rate, schedule, Source};
-use crate::dataflow::echo_cover::{self, CoverMsg, CoverSet};
+use crate::dataflow::echo_cover::{self, CoverSet};
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::{ClickObs, UrlText, CLICK_BIN};
@@ -111,9 +111,6 @@ enum SourceIn {
     },
     /// A host's persisted sources (decoded once, by the pages stage).
     Restored(HostId, Vec<(PageId, SourceState)>),
-    /// Sources of these two hosts revealed a common page within the window: the
-    /// source cover must treat the hosts together.
-    Shared(HostId, HostId),
 }
 
 impl SourceIn {
@@ -121,7 +118,7 @@ impl SourceIn {
         match self {
             SourceIn::Source(s) => s.host,
             SourceIn::Revealed { src_host, .. } | SourceIn::Bin { src_host, .. } => *src_host,
-            SourceIn::Restored(h, _) | SourceIn::Shared(h, _) => *h,
+            SourceIn::Restored(h, _) => *h,
         }
     }
 }
@@ -165,22 +162,25 @@ pub fn echo<'s>(
         LedgerOut::Echo(m) => Some(m),
         _ => None,
     });
-    let to_sources = pages_stage(msgs, ctx);
-    let out = sources_stage(to_sources, ctx);
+    // The pages stage's output: for the sources stage, or (errors, by the
+    // idiom of `Scheduler`) pairs of hosts sharing a page, for the cover.
+    let mut pages_out = pages_stage(msgs, ctx).partition(2, |r| (r.is_err() as u64, r));
+    let shared = pages_out.pop().expect("two parts").flat_map(|r| r.err());
+    let out = sources_stage(
+        pages_out.pop().expect("two parts").flat_map(|r| r.ok()),
+        ctx,
+    );
     let mut parts = out.partition(4, |o| match o {
         SourceOut::Row(r) => (0, SourceOut::Row(r)),
         SourceOut::Estimate(r) => (1, SourceOut::Estimate(r)),
         s @ SourceOut::Params { .. } => (2, s),
-        s @ (SourceOut::Young(_) | SourceOut::Shared(..)) => (3, s),
+        s @ SourceOut::Young(_) => (3, s),
     });
-    let cover = echo_cover::source_cover(
-        parts.pop().expect("four parts").flat_map(|o| match o {
-            SourceOut::Young(c) => Some(CoverMsg::Sources(c)),
-            SourceOut::Shared(a, b) => Some(CoverMsg::Shared(a, b)),
-            _ => None,
-        }),
-        ctx,
-    );
+    let young = parts.pop().expect("four parts").flat_map(|o| match o {
+        SourceOut::Young(c) => Some(c),
+        _ => None,
+    });
+    let cover = echo_cover::source_cover(young, shared, ctx);
     let params = parts.pop().expect("three parts");
     let estimates = parts.pop().expect("three parts").flat_map(|o| match o {
         SourceOut::Estimate(r) => Some(r),
@@ -266,7 +266,7 @@ pub(super) fn epoch_operator<'s, S: EpochStage>(
 fn pages_stage<'s>(
     msgs: Stream<'s, Seq, Vec<EchoMsg>>,
     ctx: &WorkerCtx,
-) -> Stream<'s, Seq, Vec<SourceIn>> {
+) -> Stream<'s, Seq, Vec<Result<SourceIn, (HostId, HostId)>>> {
     epoch_operator(
         msgs,
         |m: &EchoMsg| route(m.page_side_host()),
@@ -285,9 +285,10 @@ struct PagesState {
 
 impl EpochStage for PagesState {
     type In = EchoMsg;
-    type Out = SourceIn;
+    /// `Err`: a pair of hosts whose sources revealed a common page (the cover's).
+    type Out = Result<SourceIn, (HostId, HostId)>;
 
-    fn advance(&mut self, t: Seq, msgs: Vec<EchoMsg>, ctx: &WorkerCtx, out: &mut Vec<SourceIn>) {
+    fn advance(&mut self, t: Seq, msgs: Vec<EchoMsg>, ctx: &WorkerCtx, out: &mut Vec<Self::Out>) {
         let params = &ctx.plan.job.echo;
         let now = ctx.plan.meta(t).time;
         let horizon = horizon_bins(params);
@@ -295,7 +296,7 @@ impl EpochStage for PagesState {
         let mut clicks = Vec::new();
         for m in msgs {
             match m {
-                EchoMsg::Source(s) => out.push(SourceIn::Source(s)),
+                EchoMsg::Source(s) => out.push(Ok(SourceIn::Source(s))),
                 EchoMsg::Link {
                     dst_host,
                     dst,
@@ -309,7 +310,7 @@ impl EpochStage for PagesState {
                         self.pages.extend(pages);
                         self.pending.extend(pending);
                     }
-                    Ok(Saved::Sources(list)) => out.push(SourceIn::Restored(h, list)),
+                    Ok(Saved::Sources(list)) => out.push(Ok(SourceIn::Restored(h, list))),
                     Err(e) => ctx.log.borrow_mut().error(format!(
                         "corrupt echo state in {}: {e}",
                         ctx.plan.state_dir.display()
@@ -333,11 +334,11 @@ impl EpochStage for PagesState {
                     sources: Vec::new(),
                 });
                 page.sources.push((src_host, src));
-                out.push(SourceIn::Revealed {
+                out.push(Ok(SourceIn::Revealed {
                     src_host,
                     src,
                     page: dst,
-                });
+                }));
             }
         }
         // Click rows: into the bin of the page's age at the end of the row's bin.
@@ -358,13 +359,13 @@ impl EpochStage for PagesState {
         for ((_, page, bin), clicks) in std::mem::replace(&mut self.pending, later) {
             if let Some(p) = self.pages.get(&page) {
                 for &(src_host, src) in &p.sources {
-                    out.push(SourceIn::Bin {
+                    out.push(Ok(SourceIn::Bin {
                         src_host,
                         src,
                         page,
                         bin,
                         clicks,
-                    });
+                    }));
                 }
             }
         }
@@ -372,7 +373,7 @@ impl EpochStage for PagesState {
         let limit = horizon as i64 * CLICK_BIN;
         self.pages.retain(|_, p| now - p.found < limit);
         if ctx.plan.writes(t) {
-            out.extend(shared_hosts(self.pages.values()).map(|(a, b)| SourceIn::Shared(a, b)));
+            out.extend(shared_hosts(self.pages.values()).map(Err));
         }
     }
 
@@ -482,8 +483,6 @@ enum SourceOut {
     },
     /// The new pages a source revealed within the window, for the source cover.
     Young(Box<CoverSet>),
-    /// Passed on from the pages stage for the source cover.
-    Shared(HostId, HostId),
 }
 
 /// Stage 2; see the module docs.
@@ -543,7 +542,6 @@ fn advance_sources(
             SourceIn::Restored(h, list) => {
                 sources.extend(list.into_iter().map(|(p, s)| (p, (h, s))));
             }
-            SourceIn::Shared(a, b) => out.push(SourceOut::Shared(a, b)),
         }
     }
     if !ctx.plan.writes(t) {

@@ -44,14 +44,6 @@ pub struct CoverSet {
     pub pages: Vec<PageId>,
 }
 
-/// What the sources stage hands to the cover.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum CoverMsg {
-    Sources(Box<CoverSet>),
-    /// Sources of the two hosts revealed a common page.
-    Shared(HostId, HostId),
-}
-
 /// Input of the sets stage: a source's set, or its host's group.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 enum SetsIn {
@@ -67,22 +59,16 @@ struct GroupPicks {
     picks: Vec<(String, u64)>,
 }
 
-/// Builds the four stages; see the module docs.
+/// Builds the four stages over the sources' sets (from the sources stage) and
+/// the pairs of hosts whose sources revealed a common page (from the pages
+/// stage); see the module docs.
 pub fn source_cover<'s>(
-    msgs: Stream<'s, Seq, Vec<CoverMsg>>,
+    sets: Stream<'s, Seq, Vec<Box<CoverSet>>>,
+    shared: Stream<'s, Seq, Vec<(HostId, HostId)>>,
     ctx: &WorkerCtx,
 ) -> Stream<'s, Seq, Vec<SourceCoverRow>> {
-    let shared = msgs.clone().flat_map(|m| match m {
-        CoverMsg::Shared(a, b) => Some((a, b)),
-        CoverMsg::Sources(_) => None,
-    });
     let groups = epoch_operator(shared, |_| 0, "EchoCoverGroups", ctx, Groups);
-    let sets_in = msgs
-        .flat_map(|m| match m {
-            CoverMsg::Sources(s) => Some(SetsIn::Sources(s)),
-            CoverMsg::Shared(..) => None,
-        })
-        .concat(groups);
+    let sets_in = sets.map(SetsIn::Sources).concat(groups);
     let sets = epoch_operator(
         sets_in,
         |m: &SetsIn| match m {
