@@ -50,6 +50,15 @@ pub struct PageHistory {
     /// before the first), kept so that the plan costs O(1) per page.
     intervals: u32,
     backoff_bits: u64,
+    /// The changed intervals so far and the sum of all intervals in seconds
+    /// (added in order, as the estimators add them): what a page's counted
+    /// contributions need, kept so that retracting and re-adding them costs
+    /// the same at a page's hundredth observation as at its second. Derived
+    /// from `entries` on restore, so not stored.
+    #[serde(skip)]
+    changes: u32,
+    #[serde(skip)]
+    total_s: f64,
 }
 
 impl Default for PageHistory {
@@ -61,6 +70,8 @@ impl Default for PageHistory {
             rate_bits: f64::NAN.to_bits(),
             intervals: 0,
             backoff_bits: f64::NAN.to_bits(),
+            changes: 0,
+            total_s: 0.0,
         }
     }
 }
@@ -77,6 +88,17 @@ impl PageHistory {
             GAP => None,
             kind => Some(((e >> 2) as f64 / 1e6, kind == CHANGED)),
         })
+    }
+
+    /// Recomputes the derived counts from `entries`.
+    fn summarize(&mut self) {
+        let (mut changes, mut total) = (0u32, 0.0f64);
+        for (tau, changed) in self.intervals() {
+            changes += u32::from(changed);
+            total += tau;
+        }
+        self.changes = changes;
+        self.total_s = total;
     }
 
     /// The times (µs after the first fetch) at which changes were observed.
@@ -231,7 +253,8 @@ impl ChangeBook {
     }
 
     /// Restores a page's history (at the restore epoch), before [`Self::restored`].
-    pub fn restore_page(&mut self, page: PageId, h: PageHistory) {
+    pub fn restore_page(&mut self, page: PageId, mut h: PageHistory) {
+        h.summarize();
         self.pages.insert(page, h);
     }
 
@@ -335,8 +358,11 @@ impl ChangeBook {
             };
             h.entries.push((tau << 2) | kind);
             if kind != GAP {
-                interval = Some((tau as f64 / 1e6, kind == CHANGED));
+                let tau_s = tau as f64 / 1e6;
+                interval = Some((tau_s, kind == CHANGED));
                 h.intervals += 1;
+                h.changes += u32::from(kind == CHANGED);
+                h.total_s += tau_s;
                 let backoff = f64::from_bits(h.backoff_bits);
                 let backoff = if backoff.is_nan() {
                     backoff_start
@@ -394,12 +420,7 @@ impl ChangeBook {
                 }
             }
         }
-        let (mut n, mut x, mut total) = (0u64, 0u64, 0.0f64);
-        for (tau, changed) in h.intervals() {
-            n += 1;
-            x += u64::from(changed);
-            total += tau;
-        }
+        let (n, x, total) = (u64::from(h.intervals), u64::from(h.changes), h.total_s);
         if n == 0 {
             return out;
         }
@@ -456,9 +477,9 @@ impl ChangeBook {
             let Some(h) = self.pages.get_mut(id) else {
                 continue;
             };
-            let pairs: Vec<(f64, bool)> = h.intervals().collect();
-            let s = Intervals::from_pairs(pairs.iter().copied());
+            let s = Intervals::from_pairs(h.intervals());
             let mle = s.mle();
+            let rate_class = s.rate_class(&self.class_rates);
             h.rate_bits = mle.planning_rate().unwrap_or(f64::NAN).to_bits();
             let host = host_names(st.host);
             let class = DomainClass::of_host(&host);
@@ -469,7 +490,6 @@ impl ChangeBook {
             let censoring =
                 Censoring::of(st.first_fetched == Some(self.settings.first_seq), st.alive);
             let span = span_s(st);
-            let rate_class = Intervals::rate_class(&pairs, &self.class_rates);
             out.pages.push(PageChangeRow {
                 url: st.url.url.clone(),
                 host,

@@ -171,6 +171,13 @@ impl Intervals {
     /// `ln_1p` per distinct changed interval, however many of the three a solve
     /// needs.
     fn log_lik(&self, lambda: f64) -> Lik {
+        self.log_lik_with(lambda, true)
+    }
+
+    /// [`Self::log_lik`], leaving `value` out (zero) when `with_value` is false:
+    /// the rate's own Newton steps need only the slope and curvature, and skip
+    /// the `ln_1p` per interval that the value costs.
+    fn log_lik_with(&self, lambda: f64, with_value: bool) -> Lik {
         #[cfg(test)]
         tests::EVALS.with(|e| e.set(e.get() + 1));
         let mut lik = Lik {
@@ -184,7 +191,9 @@ impl Intervals {
             // they stay finite when `λτ` is large (`e = ∞`).
             let inv = 1.0 / (lambda * tau).exp_m1();
             let c = c as f64;
-            lik.value -= c * inv.ln_1p();
+            if with_value {
+                lik.value -= c * inv.ln_1p();
+            }
             lik.score += c * tau * inv;
             lik.slope -= c * tau * tau * inv * (1.0 + inv);
         }
@@ -224,7 +233,7 @@ impl Intervals {
         }
         let lambda = solve_increasing(
             |l| {
-                let v = self.log_lik(l);
+                let v = self.log_lik_with(l, false);
                 (-v.score, -v.slope)
             },
             guess,
@@ -263,24 +272,23 @@ impl Intervals {
     }
 
     /// The posterior over rate classes `rates` (per second) under a uniform
-    /// prior: `(index of the most probable class, its probability)`.
-    pub fn rate_class(pairs: &[(f64, bool)], rates: &[f64]) -> Option<(usize, f64)> {
-        if pairs.is_empty() || rates.is_empty() {
+    /// prior: `(index of the most probable class, its probability)`. A class's
+    /// log-likelihood is `Σ ln(1 − e^{−rτ})` over the changed intervals and
+    /// `−r·U` for all the unchanged ones, so the cost follows the changed
+    /// intervals only.
+    pub fn rate_class(&self, rates: &[f64]) -> Option<(usize, f64)> {
+        if self.n == 0 || rates.is_empty() {
             return None;
         }
         let log_w: Vec<f64> = rates
             .iter()
             .map(|&r| {
-                pairs
+                let changed: f64 = self
+                    .changed
                     .iter()
-                    .map(|&(tau, changed)| {
-                        if changed {
-                            (-(-r * tau).exp_m1()).ln()
-                        } else {
-                            -r * tau
-                        }
-                    })
-                    .sum()
+                    .map(|&(tau, c)| c as f64 * (-(-r * tau).exp_m1()).ln())
+                    .sum();
+                changed - r * self.unchanged
             })
             .collect();
         let best = (0..log_w.len()).fold(0, |b, i| if log_w[i] > log_w[b] { i } else { b });
@@ -578,13 +586,13 @@ mod tests {
             .map(|d| 1.0 / (d * DAY))
             .collect();
         let weekly: Vec<(f64, bool)> = (0..30).map(|i| (DAY, i % 7 == 0)).collect();
-        let (class, p) = Intervals::rate_class(&weekly, &rates).unwrap();
+        let (class, p) = Intervals::from_pairs(weekly).rate_class(&rates).unwrap();
         assert_eq!(class, 1);
         assert!(p > 0.5 && p <= 1.0);
         // One daily interval that changed: the likelihoods 1 - e^{-λ DAY} by hand.
         let one = [(DAY, true)];
         let w: Vec<f64> = rates.iter().map(|r| 1.0 - (-r * DAY).exp()).collect();
-        let (class, p) = Intervals::rate_class(&one, &rates).unwrap();
+        let (class, p) = Intervals::from_pairs(one).rate_class(&rates).unwrap();
         assert_eq!(class, 0);
         assert!(close(p, w[0] / w.iter().sum::<f64>(), 1e-12));
     }
