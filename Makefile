@@ -5,7 +5,7 @@ WEBEVO := target/release/webevo
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: build test demo report-screenshot spark-check bench bench-quick bench-discovery bench-change bench-rankmass bench-echo lint fmt schemas clean
+.PHONY: build test demo report-screenshot spark-check bench bench-quick bench-discovery bench-change bench-rankmass bench-echo bench-exchange lint fmt schemas clean
 
 build:
 	$(CARGO) build --release
@@ -72,6 +72,11 @@ bench-change: build $(BENCH_DEPS)
 # on the bench preset.
 bench-rankmass: build $(BENCH_DEPS)
 	$(PYTHON) benches/bench.py --preset bench --rankmass-only
+
+# Only the exchange entry (2 processes on loopback: bytes between them per
+# snapshot) on the bench preset.
+bench-exchange: build $(BENCH_DEPS)
+	$(PYTHON) benches/bench.py --preset bench --exchange-only
 
 # Only the ECHO entry (per-snapshot cost on the news crawl, the 100k-source
 # schedule solve) on the bench preset.

@@ -16,6 +16,7 @@ import os
 import platform
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -98,6 +99,8 @@ def main():
                     help="only the RankMass entry (PageRank vs igraph PRPACK, the orderings vs one PageRank solve)")
     ap.add_argument("--echo-only", action="store_true",
                     help="only the ECHO entry (per-snapshot cost on the news crawl, the 100k-source schedule solve)")
+    ap.add_argument("--exchange-only", action="store_true",
+                    help="only the exchange entry (2 processes of 1 worker on loopback: bytes between them per snapshot)")
     ap.add_argument("--sql-timeout", type=float, default=1200,
                     help="seconds after which the SQL peer is stopped and reported as timed out")
     args = ap.parse_args()
@@ -116,8 +119,12 @@ def main():
     if args.echo_only:
         echo(args, data)
         return
+    if args.exchange_only:
+        exchange(args, data)
+        return
     if not args.discovery_only:
         throughput(args, data)
+        exchange(args, data)
         change(args, data)
         rankmass(args, data)
         echo(args, data)
@@ -387,6 +394,83 @@ def echo(args, data):
                  f"(`echo_eval`, 7 policies x 3 crawl rates on {workers} threads, after the run, reading the "
                  f"crawl's links and clicks included): {sim_line}.")
     write_section(f"{args.preset}-echo", "\n".join(lines) + "\n")
+
+
+def free_ports(n):
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def run_two_processes(data, out, job):
+    """`webevo run` of `job` as 2 processes of 1 worker on loopback; returns the wall time."""
+    shutil.rmtree(out, ignore_errors=True)
+    hostfile = out + ".hosts"
+    with open(hostfile, "w") as f:
+        f.write("".join(f"127.0.0.1:{p}\n" for p in free_ports(2)))
+    started = time.time()
+    procs = [subprocess.Popen([WEBEVO, "run", "-q", "--input", data, "--output", out, "--job", job,
+                               "-w", "1", "-n", "2", "-p", str(i), "--hostfile", hostfile], cwd=ROOT)
+             for i in range(2)]
+    if any(p.wait() != 0 for p in procs):
+        raise SystemExit(f"the 2-process run of {job} failed")
+    return time.time() - started
+
+
+def exchange(args, data):
+    """The exchange entry: 2 processes of 1 worker on loopback (timely's network
+    layer), with the bytes process 0 sent to and received from process 1 per
+    snapshot (the manifest's `exchange_bytes`: all the traffic), for the
+    foundation tables alone and for `jobs/all.toml`."""
+    base = os.path.join(ROOT, f"{args.preset}-out-p2")  # git-ignored
+    os.makedirs(base, exist_ok=True)
+    foundation_job = os.path.join(base, "foundation.toml")
+    with open(foundation_job, "w") as f:
+        f.write("analyses = []\n")
+    runs = {}
+    for name, job in (("foundation", foundation_job), ("all", "jobs/all.toml")):
+        print(f"exchange: webevo run ({name}) -n 2, 1 worker each, on {args.preset}...", file=sys.stderr)
+        out = os.path.join(base, name)
+        wall = run_two_processes(data, out, job)
+        runs[name] = (wall, manifest_record(out))
+    out = os.path.join(base, "all")
+    links = dict(duckdb.sql(
+        f"select snapshot, links from read_parquet('{out}/snapshots/**/*.parquet', hive_partitioning = true)").fetchall())
+    lines = [f"### Exchange between 2 processes: `{args.preset}` preset, {datetime.date.today().isoformat()}, "
+             f"webevo {revision()}", ""]
+    lines.append(f"Machine: {machine()}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
+                 f"--exchange-only` (part of `make bench`): `webevo run --job J -w 1 -n 2 -p I --hostfile F` for "
+                 f"I = 0, 1 on loopback, with J = `analyses = []` (the foundation tables: reading, routing by host, "
+                 f"the ledger) and J = `jobs/all.toml`. Bytes are what process 0 sent to and received from process "
+                 f"1 through timely's network layer, message headers included (`exchange_bytes` of the manifest's "
+                 f"stages); with two processes that is all the traffic between them.")
+    lines.append("")
+    lines.append("| snapshot | links | foundation wall s | foundation MB | all analyses wall s | all analyses MB "
+                 "| all analyses bytes per link |")
+    lines.append("|---|---|---|---|---|---|---|")
+    stages = {name: {s["snapshot"]: s for s in rec["stages"] if s["stage"] == "snapshot"}
+              for name, (_, rec) in runs.items()}
+    totals = {name: 0 for name in runs}
+    for seq in sorted(stages["all"]):
+        n = links.get(seq, 0)
+        f, a = stages["foundation"].get(seq, {}), stages["all"][seq]
+        for name, st in (("foundation", f), ("all", a)):
+            totals[name] += st.get("exchange_bytes", 0)
+        lines.append(f"| {seq} | {n:,} | {f.get('seconds', float('nan')):.2f} | "
+                     f"{f.get('exchange_bytes', 0) / 1e6:,.1f} | {a['seconds']:.2f} | "
+                     f"{a.get('exchange_bytes', 0) / 1e6:,.1f} | {a.get('exchange_bytes', 0) / max(n, 1):.1f} |")
+    total_links = max(sum(links.values()), 1)
+    lines.append("")
+    for name in ("foundation", "all"):
+        wall, rec = runs[name]
+        lines.append(f"- {name}: {wall:.1f} s, {totals[name] / 1e9:.2f} GB exchanged over {total_links:,} links "
+                     f"({totals[name] / total_links:.1f} bytes per link), peak memory of process 0 "
+                     f"{rec['peak_rss_bytes'] / 2**20:,.0f} MiB.")
+    write_section(f"{args.preset}-exchange", "\n".join(lines) + "\n")
 
 
 def manifest_record(out):

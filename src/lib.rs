@@ -10,6 +10,7 @@ pub mod cli;
 pub mod dataflow;
 pub mod echo_eval;
 pub mod error;
+pub mod exchange;
 pub mod failpoint;
 pub mod generate;
 pub mod import;

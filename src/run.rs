@@ -1,6 +1,6 @@
 //! `webevo run`: plan which snapshots are new, run the workers, commit.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -111,7 +111,12 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
             cluster.connect_timeout,
         )
     });
-    let guards = timely::execute(req.cluster.timely_config(), move |worker| {
+    let config = req.cluster.timely_config();
+    let (builders, others) = config
+        .communication
+        .try_build_with(crate::exchange::counting_hooks())
+        .map_err(|e| anyhow::anyhow!("could not start the workers: {e}"))?;
+    let guards = timely::execute::execute_from(builders, others, config.worker, move |worker| {
         if let Some(c) = &connected {
             c.set();
         }
@@ -344,13 +349,18 @@ fn run_worker(
     let talk = talk.filter(|_| index == 0);
     // Worker 0 times the stages and measures process 0's memory in each.
     let timed = index == 0;
+    // Bytes exchanged with the other processes by the end of the last stage.
+    let exchanged = Cell::new(0u64);
     let stage = |name: &str, snapshot: Option<Seq>, started: Instant| {
         if timed {
+            let (sent, received) = crate::exchange::bytes_so_far();
+            let before = exchanged.replace(sent + received);
             log.borrow_mut().stages.push(StageRecord {
                 stage: name.into(),
                 snapshot,
                 seconds: started.elapsed().as_secs_f64(),
                 peak_rss_bytes: crate::memory::stage_peak(),
+                exchange_bytes: sent + received - before,
                 ..StageRecord::default()
             });
         }

@@ -25,6 +25,26 @@ fn check(preset: Preset) {
         expected,
         "2 processes x 2 workers differ from 1"
     );
+    // The manifest measures the traffic between processes, and only there.
+    let exchanged = |out: &std::path::Path| -> Vec<u64> {
+        let text = std::fs::read_to_string(out.join("_manifest.json")).unwrap();
+        let m: serde_json::Value = serde_json::from_str(&text).unwrap();
+        m["runs"][0]["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["stage"] == "snapshot")
+            .map(|s| s["exchange_bytes"].as_u64().unwrap())
+            .collect()
+    };
+    assert!(exchanged(&one).iter().all(|&b| b == 0));
+    let between = exchanged(&two_by_two);
+    // (The network threads report their messages in batches of about a hundred,
+    // so a snapshot's reading may lag by a few messages; the total may not.)
+    assert!(
+        between.iter().sum::<u64>() > 0,
+        "the processes exchange bytes: {between:?}"
+    );
 }
 
 #[test]

@@ -102,6 +102,11 @@ pub struct StageRecord {
     pub seconds: f64,
     /// Peak resident memory of process 0 during the stage (Linux; else 0).
     pub peak_rss_bytes: u64,
+    /// Bytes process 0 sent to and received from the other processes during
+    /// the stage, headers included (0 in a single-process run). With two
+    /// processes this is all the traffic between them.
+    #[serde(default)]
+    pub exchange_bytes: u64,
     /// Rows read in the stage by all workers: pages and links of a snapshot,
     /// state records of a restore.
     pub pages_read: u64,
