@@ -12,8 +12,8 @@ use timely::communication::logging::CommunicationEvent;
 use timely::communication::Hooks;
 use timely::logging_core::Logger;
 
-static SENT: AtomicU64 = AtomicU64::new(0);
-static RECEIVED: AtomicU64 = AtomicU64::new(0);
+/// Bytes sent plus bytes received.
+static EXCHANGED: AtomicU64 = AtomicU64::new(0);
 
 /// Communication hooks whose loggers count every message's bytes.
 pub fn counting_hooks() -> Hooks {
@@ -27,8 +27,7 @@ pub fn counting_hooks() -> Hooks {
                     for (_, event) in events.drain(..) {
                         if let CommunicationEvent::Message(m) = event {
                             let bytes = m.header.required_bytes() as u64;
-                            let counter = if m.is_send { &SENT } else { &RECEIVED };
-                            counter.fetch_add(bytes, Ordering::Relaxed);
+                            EXCHANGED.fetch_add(bytes, Ordering::Relaxed);
                         }
                     }
                 },
@@ -38,11 +37,8 @@ pub fn counting_hooks() -> Hooks {
     }
 }
 
-/// Bytes sent and received by this process so far. The loggers hand their
-/// events over in batches, so a reading may miss the last few messages.
-pub fn bytes_so_far() -> (u64, u64) {
-    (
-        SENT.load(Ordering::Relaxed),
-        RECEIVED.load(Ordering::Relaxed),
-    )
+/// Bytes sent plus bytes received by this process so far. The loggers hand
+/// their events over in batches, so a reading may miss the last few messages.
+pub fn bytes_so_far() -> u64 {
+    EXCHANGED.load(Ordering::Relaxed)
 }

@@ -353,14 +353,14 @@ fn run_worker(
     let exchanged = Cell::new(0u64);
     let stage = |name: &str, snapshot: Option<Seq>, started: Instant| {
         if timed {
-            let (sent, received) = crate::exchange::bytes_so_far();
-            let before = exchanged.replace(sent + received);
+            let now = crate::exchange::bytes_so_far();
+            let before = exchanged.replace(now);
             log.borrow_mut().stages.push(StageRecord {
                 stage: name.into(),
                 snapshot,
                 seconds: started.elapsed().as_secs_f64(),
                 peak_rss_bytes: crate::memory::stage_peak(),
-                exchange_bytes: sent + received - before,
+                exchange_bytes: now - before,
                 ..StageRecord::default()
             });
         }

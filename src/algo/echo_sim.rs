@@ -217,13 +217,6 @@ impl<'w> Crawler<'w> {
     }
 }
 
-/// The last solve of a simulation, by source: where the next solve starts.
-#[derive(Default)]
-struct LastSolve {
-    omega: f64,
-    xs: Vec<f64>,
-}
-
 /// The schedule's intervals at `t` for `policy`, from the estimates in force.
 fn intervals(
     policy: Policy,
@@ -231,7 +224,9 @@ fn intervals(
     sources: usize,
     t: i64,
     rate: f64,
-    last: &mut LastSolve,
+    // The simulation's last solve, `xs` indexed by every source of the world
+    // (the solve itself sees only those with estimates): where the next starts.
+    last: &mut Warm,
 ) -> Vec<Option<f64>> {
     let Some(params) = est.at(t) else {
         return vec![None; sources];
@@ -315,7 +310,7 @@ pub fn simulate(world: &World, est: &Estimates, policy: Policy, s: &SimSettings)
     let mut queue: std::collections::VecDeque<u32> = Default::default();
     let mut plan: Vec<(usize, f64)> = Vec::new();
     let mut planned_at = i64::MIN;
-    let mut last_solve = LastSolve::default();
+    let mut last_solve = Warm::default();
     let mut k: u64 = 0;
     let mut page_fetches = 0u64;
     loop {
