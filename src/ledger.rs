@@ -94,16 +94,18 @@ pub enum LedgerOut {
     Fact(HostKey<HostFact>),
     /// A host's name, inserted once when the host becomes known.
     HostName(HostKey<String>),
-    /// Discovery (inserted at a snapshot, retracted at the next): an on-host link
-    /// between two new pages, `(src, dst)`.
+    /// Discovery, a per-snapshot message for the per-site stage (like the next
+    /// two): an on-host link between two new pages, `(src, dst)`, of a site
+    /// with start edges.
     NewEdge(HostKey<(PageId, PageId)>),
     /// Discovery: an on-host link from an old page fetched now to a new page,
     /// `(src, dst)`: where the new-page closure starts.
     StartEdge(HostKey<(PageId, PageId)>),
     /// Discovery: an old page with start edges, and its URL (once per page, so
-    /// the closure itself moves only fixed-size ids).
+    /// the edges carry only fixed-size ids).
     Coverer(HostKey<(PageId, String)>),
-    /// Discovery: an old page fetched now links to a page of site `host`, which
+    /// Discovery (inserted at a snapshot, retracted at the next): an old page
+    /// fetched now links to a page of site `host`, which
     /// this worker's links never reached before: `host` may be a new site, and
     /// `(src, src URL)` a page covering it. Keyed by the destination site, so a
     /// join with the new sites keeps the true ones.
@@ -189,8 +191,9 @@ pub struct Ledger {
     alive: Vec<PageId>,
     /// Event facts emitted at the last snapshot (retracted at the next).
     events: Vec<(HostKey<HostFact>, i64)>,
-    /// Whether to emit the discovery records, and those emitted at the last
-    /// snapshot (retracted at the next; derived from the state on restore).
+    /// Whether to emit the discovery records, and the candidate coverers of new
+    /// sites emitted at the last snapshot (retracted at the next; derived from
+    /// the state on restore).
     pub discovery: bool,
     discovery_events: Vec<LedgerOut>,
     /// Sites that off-site links of earlier snapshots reached: never new again.
@@ -309,66 +312,102 @@ impl Ledger {
         self.events.sort_unstable();
         out.extend(finish(deltas));
         self.note_linked_sites();
-        self.emit_discovery(seq, &mut out);
+        self.emit_discovery(seq, false, &mut out);
         out.sort_unstable();
         out
     }
 
-    /// Retracts the last snapshot's discovery records and emits those of `t`.
-    fn emit_discovery(&mut self, t: Seq, out: &mut Vec<(LedgerOut, i64)>) {
+    /// Retracts the last snapshot's candidate coverers of new sites and emits
+    /// those of `t`; with `closure_inputs`, also emits the closure's inputs of `t`
+    /// as per-snapshot messages (never retracted: only the per-site stage reads
+    /// them, at `t`, so a restore epoch needs none).
+    fn emit_discovery(&mut self, t: Seq, closure_inputs: bool, out: &mut Vec<(LedgerOut, i64)>) {
         if !self.discovery {
             return;
         }
         out.extend(self.discovery_events.drain(..).map(|e| (e, -1)));
         let pages = &self.pages;
         let is_new = |id: &PageId| pages[id].first_seen == t;
-        let fetched_now = |id: &PageId| self.fetched.binary_search(id).is_ok();
-        let mut events = Vec::new();
+        // The new pages fetched now (a small part of the pages), so a link's
+        // target costs a probe of a small set rather than of the page map.
+        let new_now: std::collections::HashSet<PageId, foldhash::fast::FixedState> =
+            self.fetched.iter().copied().filter(is_new).collect();
+        let mut starts = Vec::new();
+        let mut new_edges = Vec::new();
         let mut coverers: Vec<(HostId, PageId)> = Vec::new();
-        for l in self.links.iter().filter(|l| l.src_host == l.dst_host) {
-            if !fetched_now(&l.dst) || !is_new(&l.dst) || !fetched_now(&l.src) {
-                continue;
-            }
-            let host = l.src_host;
-            events.push(if is_new(&l.src) {
-                LedgerOut::NewEdge(HostKey {
-                    host,
-                    key: (l.src, l.dst),
-                })
-            } else {
-                // Links are sorted by source: a page's start edges are adjacent.
-                if coverers.last() != Some(&(host, l.src)) {
-                    coverers.push((host, l.src));
-                }
-                LedgerOut::StartEdge(HostKey {
-                    host,
-                    key: (l.src, l.dst),
-                })
-            });
-        }
-        events.extend(coverers.into_iter().map(|(host, x)| {
-            LedgerOut::Coverer(HostKey {
-                host,
-                key: (x, pages[&x].url.url.clone()),
-            })
-        }));
         // Candidate coverers of new sites: links of old pages fetched now to sites
         // no earlier link of this worker reached (a site known before is not new).
-        let mut candidates: Vec<(HostId, PageId)> = self
-            .links
-            .iter()
-            .filter(|l| l.src_host != l.dst_host && !self.linked_sites.contains(&l.dst_host))
-            .filter(|l| fetched_now(&l.src) && !is_new(&l.src))
-            .map(|l| (l.dst_host, l.src))
-            .collect();
+        let mut candidates: Vec<(HostId, PageId)> = Vec::new();
+        // Links are sorted by source: the source's state is looked up once a run.
+        let mut src: Option<(PageId, bool, bool)> = None;
+        for l in &self.links {
+            let on_site = l.src_host == l.dst_host;
+            if on_site && (!closure_inputs || !new_now.contains(&l.dst)) {
+                continue;
+            }
+            if !on_site && self.linked_sites.contains(&l.dst_host) {
+                continue;
+            }
+            let (fetched, new) = match src {
+                Some((id, f, n)) if id == l.src => (f, n),
+                _ => {
+                    let f = self.fetched.binary_search(&l.src).is_ok();
+                    let n = is_new(&l.src);
+                    src = Some((l.src, f, n));
+                    (f, n)
+                }
+            };
+            if !fetched {
+                continue;
+            }
+            if !on_site {
+                if !new {
+                    candidates.push((l.dst_host, l.src));
+                }
+                continue;
+            }
+            let edge = HostKey {
+                host: l.src_host,
+                key: (l.src, l.dst),
+            };
+            if new {
+                new_edges.push(edge);
+            } else {
+                if coverers.last() != Some(&(l.src_host, l.src)) {
+                    coverers.push((l.src_host, l.src));
+                }
+                starts.push(edge);
+            }
+        }
+        // A site with no start edge has no closure: its new pages' links (all
+        // of a site's links at its first snapshot) need not travel.
+        let mut covering_sites: Vec<HostId> = starts.iter().map(|e| e.host).collect();
+        covering_sites.sort_unstable();
+        covering_sites.dedup();
+        new_edges.retain(|e| covering_sites.binary_search(&e.host).is_ok());
+        out.extend(starts.into_iter().map(|e| (LedgerOut::StartEdge(e), 1)));
+        out.extend(new_edges.into_iter().map(|e| (LedgerOut::NewEdge(e), 1)));
+        out.extend(coverers.into_iter().map(|(host, x)| {
+            let url = pages[&x].url.url.clone();
+            (
+                LedgerOut::Coverer(HostKey {
+                    host,
+                    key: (x, url),
+                }),
+                1,
+            )
+        }));
         candidates.sort_unstable();
         candidates.dedup();
-        events.extend(candidates.into_iter().map(|(site, src)| {
-            LedgerOut::OffSiteStart(HostKey {
-                host: site,
-                key: (src, pages[&src].url.url.clone()),
+        let events: Vec<LedgerOut> = candidates
+            .into_iter()
+            .map(|(site, src)| {
+                LedgerOut::OffSiteStart(HostKey {
+                    host: site,
+                    key: (src, pages[&src].url.url.clone()),
+                })
             })
-        }));
+            .collect();
         out.extend(events.iter().cloned().map(|e| (e, 1)));
         self.discovery_events = events;
         self.note_linked_sites();
@@ -518,7 +557,7 @@ impl Ledger {
         }
         self.events = ev;
         out.extend(finish(deltas));
-        self.emit_discovery(t, &mut out);
+        self.emit_discovery(t, true, &mut out);
         let mut book_rows = Vec::new();
         if let Some(book) = self.change.as_mut() {
             let hosts = &self.hosts;

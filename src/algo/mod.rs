@@ -2,6 +2,7 @@
 //! site's data. No timely or differential types here.
 
 pub mod change;
+pub mod closure;
 pub mod disjoint_sets;
 pub mod echo;
 pub mod echo_sim;

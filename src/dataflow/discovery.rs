@@ -1,5 +1,5 @@
 //! Discovery of new content (ALGORITHMS.md section 1, docs/discovery.md): the
-//! new-page closure, and the aggregates over the per-site rounds
+//! aggregates over the per-site rounds
 //! ([`site_rounds`](super::site_rounds)).
 //!
 //! Aggregates gather only per-site numbers onto the worker that owns a table's
@@ -8,48 +8,17 @@
 
 use std::collections::HashSet;
 
-use differential_dataflow::operators::iterate::Iterate;
 use differential_dataflow::VecCollection;
 
 use crate::algo::greedy::greedy_cover;
 use crate::algo::site_round::{Policy, JACCARD_BINS};
 use crate::job::DiscoveryParams;
-use crate::model::{HostId, HostKey, PageId, Seq};
+use crate::model::{HostId, PageId, Seq};
 use crate::output::discovery::{
     CoverCurveRow, CoverSide, CoverSummary, GlobalCoverRow, JaccardRow, NewSitesRow, PolicyRow,
     SiteCoverRow, SiteOut,
 };
 use crate::output::rows::{HostCounts, SnapshotRow};
-
-/// Returns the covering pairs `Z_t` as `(y, x)`: old page `x`, fetched now,
-/// reaches new page `y` through new pages only.
-///
-/// `start` holds the links old → new as `(y, x)`, `new_edges` the links
-/// new → new as `(src, dst)`. Every key is a [`HostKey`], so the whole closure of a
-/// site runs on the worker that holds the site; its cost is proportional to the
-/// site's new pages and the links among them, not to the site's size.
-pub fn covering_pairs<'s>(
-    start: VecCollection<'s, Seq, (HostKey<PageId>, PageId)>,
-    new_edges: VecCollection<'s, Seq, (HostKey<PageId>, PageId)>,
-) -> VecCollection<'s, Seq, (HostKey<PageId>, PageId)> {
-    start.clone().iterate(|scope, reach| {
-        let edges = new_edges.enter(scope);
-        let start = start.enter(scope);
-        // Follow one more new → new link from every reached new page.
-        reach
-            .join_map(edges, |y, x, next| {
-                (
-                    HostKey {
-                        host: y.host,
-                        key: *next,
-                    },
-                    *x,
-                )
-            })
-            .concat(start)
-            .distinct()
-    })
-}
 
 /// Returns a cover summary for every old site with new pages now (a site all of
 /// whose pages are new has nothing to cover them with; new sites are counted

@@ -30,8 +30,8 @@ use timely::dataflow::{ProbeHandle, Scope, Stream};
 use crate::ingest::Record;
 use crate::job::Analysis;
 use crate::ledger::{Ledger, LedgerOut};
+use crate::model::HostId;
 use crate::model::Seq;
-use crate::model::{HostId, HostKey};
 use crate::output::discovery::{
     ClusterRow, CoverSide, CoverSummaryRow, CoverTrajectoryRow, SiteOut,
 };
@@ -53,45 +53,17 @@ pub struct WorkerCtx {
 /// and their tables.
 fn build_discovery<'s>(
     ledger: VecCollection<'s, Seq, LedgerOut>,
+    site_msgs: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     counts: VecCollection<'s, Seq, (HostId, HostCounts)>,
     totals: VecCollection<'s, Seq, SnapshotRow>,
     names: VecCollection<'s, Seq, (HostId, String)>,
     ctx: &WorkerCtx,
 ) -> Vec<Stream<'s, Seq, Vec<()>>> {
-    let start = ledger.clone().flat_map(|o| match o {
-        LedgerOut::StartEdge(k) => Some((
-            HostKey {
-                host: k.host,
-                key: k.key.1,
-            },
-            k.key.0,
-        )),
-        _ => None,
-    });
-    let coverers = ledger.clone().flat_map(|o| match o {
-        LedgerOut::Coverer(k) => Some((k.host, k.key)),
-        _ => None,
-    });
-    let new_edges = ledger.clone().flat_map(|o| match o {
-        LedgerOut::NewEdge(k) => Some((
-            HostKey {
-                host: k.host,
-                key: k.key.0,
-            },
-            k.key.1,
-        )),
-        _ => None,
-    });
-    let off_site = ledger.clone().flat_map(|o| match o {
+    let off_site = ledger.flat_map(|o| match o {
         LedgerOut::OffSiteStart(k) => Some((k.host, k.key)),
         _ => None,
     });
-    let restored = ledger.flat_map(|o| match o {
-        LedgerOut::Restored(k) => Some((k.host, k.key)),
-        _ => None,
-    });
-    let pairs = discovery::covering_pairs(start, new_edges);
-    let rounds = site_rounds::site_rounds(pairs, coverers, restored, ctx);
+    let rounds = site_rounds::site_rounds(site_msgs, ctx);
     let covers = rounds.clone().flat_map(|(h, o)| match o {
         SiteOut::Cover(side) => Some((h, side)),
         _ => None,
@@ -234,17 +206,22 @@ pub fn build<'s>(
     // Split the per-snapshot messages off once: the rows are large, and every
     // consumer of a stream receives its own copy of all of it. They are
     // messages of one snapshot each, not a collection.
-    let mut parts = ledger.inner.partition(6, |u| {
+    let mut parts = ledger.inner.partition(7, |u| {
         let part = match u.0 {
             LedgerOut::PageChange(_) => 1,
             LedgerOut::GroupChange(_) => 2,
             LedgerOut::PlanPage(_) => 3,
             LedgerOut::RankNode(_) | LedgerOut::RankPrev(..) => 4,
             LedgerOut::Echo(_) => 5,
+            LedgerOut::StartEdge(_)
+            | LedgerOut::NewEdge(_)
+            | LedgerOut::Coverer(_)
+            | LedgerOut::Restored(_) => 6,
             _ => 0,
         };
         (part, u)
     });
+    let site_msgs = parts.pop().expect("seven parts");
     let echo_msgs = parts.pop().expect("six parts");
     let rank_nodes = parts.pop().expect("five parts");
     let plan = parts.pop().expect("five parts");
@@ -283,7 +260,9 @@ pub fn build<'s>(
         done.extend(build_change(ledger.clone(), pages, groups, plan, ctx));
     }
     if analyses.contains(&Analysis::Discovery) {
-        done.extend(build_discovery(ledger, counts, totals, names, ctx));
+        done.extend(build_discovery(
+            ledger, site_msgs, counts, totals, names, ctx,
+        ));
     }
     if analyses.contains(&Analysis::Echo) {
         let e = echo::echo(echo_msgs, ctx);

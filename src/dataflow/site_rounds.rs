@@ -1,40 +1,47 @@
 //! The per-site discovery stage: each snapshot's closure `N_t`, one site at a time,
 //! with the site's history of earlier rounds.
 //!
-//! The closure arrives as differential updates (inserted at a snapshot, retracted
-//! at the next), routed by site, so every site's `N_t` is whole on one worker.
-//! When a snapshot closes, every site with coverable new pages is evaluated
-//! ([`site_round::evaluate`]) and its history extended. What a site contributes is
-//! emitted at the snapshot and retracted at the next, like the ledger's events;
-//! the aggregates downstream are differential reduces over those contributions.
+//! The closure's inputs (start edges, links among new pages, the coverers' URLs)
+//! arrive as per-snapshot messages from the ledger, on the worker that owns the
+//! site, so every site's round is whole on one worker. When a snapshot closes,
+//! every site with start edges gets its closure ([`new_page_closure`]) and is
+//! evaluated ([`site_round::evaluate`]), and its history extended. What a site
+//! contributes is emitted at the snapshot and retracted at the next, like the
+//! ledger's events; the aggregates downstream are differential reduces over
+//! those contributions.
 //!
 //! The histories are state: written to `_state/sites-<worker>.bin` after the last
 //! snapshot and handed back by the ledger at the restore epoch of the next run.
 
 use std::collections::{BTreeMap, HashMap};
 
-use differential_dataflow::consolidation::consolidate;
 use differential_dataflow::{AsCollection, VecCollection};
 use serde::{Deserialize, Serialize};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::Concat;
+use timely::dataflow::operators::vec::Map;
+use timely::dataflow::Stream;
 
+use crate::algo::closure::new_page_closure;
 use crate::algo::site_round::{self, RoundResult, RoundSets, SiteHistory};
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::job::DiscoveryParams;
-use crate::model::{route, HostId, HostKey, PageId, Seq};
+use crate::ledger::LedgerOut;
+use crate::model::{route, HostId, PageId, Seq};
 use crate::output::discovery::{CoverSide, CoverStats, SiteOut};
 use crate::state::{self, StateRecord, StateWriter};
 
-/// The stage's input: a closure update, or a restored history.
+/// The stage's input: a closure input of the current snapshot, or a restored
+/// history.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 enum SiteIn {
-    /// `(site, x, y)`: old page `x` covers new page `y`.
-    Pair(HostId, PageId, PageId),
-    /// `(site, x, url of x)`.
+    /// `(site, x, y)`: old page `x`, fetched now, links to new page `y`.
+    Start(HostId, PageId, PageId),
+    /// `(site, u, v)`: new page `u` links to new page `v`.
+    Edge(HostId, PageId, PageId),
+    /// `(site, x, url of x)` for every `x` with start edges.
     Coverer(HostId, PageId, String),
     Restored(HostId, Vec<u8>),
 }
@@ -42,91 +49,103 @@ enum SiteIn {
 impl SiteIn {
     fn site(&self) -> HostId {
         match self {
-            SiteIn::Pair(h, ..) | SiteIn::Coverer(h, ..) | SiteIn::Restored(h, _) => *h,
+            SiteIn::Start(h, ..)
+            | SiteIn::Edge(h, ..)
+            | SiteIn::Coverer(h, ..)
+            | SiteIn::Restored(h, _) => *h,
         }
     }
 }
 
 type Out = Vec<((HostId, SiteOut), Seq, isize)>;
 
-/// Evaluates every site's rounds; see the module docs.
+/// Evaluates every site's rounds from the ledger's discovery messages (start and
+/// new edges, coverers, restored histories); see the module docs.
 pub fn site_rounds<'s>(
-    pairs: VecCollection<'s, Seq, (HostKey<PageId>, PageId)>,
-    coverers: VecCollection<'s, Seq, (HostId, (PageId, String))>,
-    restored: VecCollection<'s, Seq, (HostId, Vec<u8>)>,
+    msgs: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     ctx: &WorkerCtx,
 ) -> VecCollection<'s, Seq, (HostId, SiteOut)> {
     let ctx = ctx.clone();
-    let pairs = pairs.map(|(y, x)| SiteIn::Pair(y.host, x, y.key));
-    let coverers = coverers.map(|(h, (x, url))| SiteIn::Coverer(h, x, url));
-    let restored = restored.map(|(h, bytes)| SiteIn::Restored(h, bytes));
-    pairs
-        .inner
-        .concat(coverers.inner)
-        .concat(restored.inner)
-        .unary_frontier::<CapacityContainerBuilder<Out>, _, _, _>(
-            Exchange::new(|(s, _, _): &(SiteIn, Seq, isize)| route(s.site())),
-            "SiteRounds",
-            move |cap, _info| {
-                let mut epochs = ctx.plan.epochs();
-                epochs.push(ctx.plan.finish_epoch());
-                let mut cap = Some(cap);
-                let mut next = 0;
-                let mut stash: BTreeMap<Seq, Vec<(SiteIn, isize)>> = BTreeMap::new();
-                let mut sites = Sites::default();
-                move |(input, frontier), output| {
-                    input.for_each(|_, data| {
-                        for (s, t, d) in data.drain(..) {
-                            stash.entry(t).or_default().push((s, d));
+    msgs.flat_map(|(o, t, _)| {
+        let s = match o {
+            LedgerOut::StartEdge(k) => SiteIn::Start(k.host, k.key.0, k.key.1),
+            LedgerOut::NewEdge(k) => SiteIn::Edge(k.host, k.key.0, k.key.1),
+            LedgerOut::Coverer(k) => SiteIn::Coverer(k.host, k.key.0, k.key.1),
+            LedgerOut::Restored(k) => SiteIn::Restored(k.host, k.key),
+            _ => return None,
+        };
+        Some((s, t))
+    })
+    .unary_frontier::<CapacityContainerBuilder<Out>, _, _, _>(
+        Exchange::new(|(s, _): &(SiteIn, Seq)| route(s.site())),
+        "SiteRounds",
+        move |cap, _info| {
+            let mut epochs = ctx.plan.epochs();
+            epochs.push(ctx.plan.finish_epoch());
+            let mut cap = Some(cap);
+            let mut next = 0;
+            let mut stash: BTreeMap<Seq, Vec<SiteIn>> = BTreeMap::new();
+            let mut sites = Sites::default();
+            move |(input, frontier), output| {
+                input.for_each(|_, data| {
+                    for (s, t) in data.drain(..) {
+                        stash.entry(t).or_default().push(s);
+                    }
+                });
+                while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
+                    let t = epochs[next];
+                    let c = cap.as_ref().expect("held until the last epoch");
+                    for s in stash.remove(&t).unwrap_or_default() {
+                        sites.apply(s, &ctx);
+                    }
+                    if t == ctx.plan.finish_epoch() {
+                        if let Err(e) = sites.persist(&ctx) {
+                            ctx.log.borrow_mut().error(e);
                         }
-                    });
-                    while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
-                        let t = epochs[next];
-                        let c = cap.as_ref().expect("held until the last epoch");
-                        for (s, d) in stash.remove(&t).unwrap_or_default() {
-                            sites.apply(s, d, &ctx);
-                        }
-                        if t == ctx.plan.finish_epoch() {
-                            if let Err(e) = sites.persist(&ctx) {
-                                ctx.log.borrow_mut().error(e);
-                            }
-                        } else if ctx.plan.writes(t) {
-                            let out = sites.evaluate(t, &ctx.plan.job.discovery);
-                            // Contributions hold for snapshot t only.
-                            output
-                                .session(&c.delayed(&t))
-                                .give_iterator(out.iter().map(|(o, d)| (o.clone(), t, *d)));
-                            output
-                                .session(&c.delayed(&(t + 1)))
-                                .give_iterator(out.into_iter().map(|(o, d)| (o, t + 1, -d)));
-                        }
-                        next += 1;
-                        match epochs.get(next) {
-                            Some(n) => cap.as_mut().unwrap().downgrade(n),
-                            None => cap = None,
-                        }
+                    } else if ctx.plan.writes(t) {
+                        let out = sites.evaluate(t, &ctx.plan.job.discovery);
+                        // Contributions hold for snapshot t only.
+                        output
+                            .session(&c.delayed(&t))
+                            .give_iterator(out.iter().map(|(o, d)| (o.clone(), t, *d)));
+                        output
+                            .session(&c.delayed(&(t + 1)))
+                            .give_iterator(out.into_iter().map(|(o, d)| (o, t + 1, -d)));
+                    }
+                    sites.round.clear();
+                    next += 1;
+                    match epochs.get(next) {
+                        Some(n) => cap.as_mut().unwrap().downgrade(n),
+                        None => cap = None,
                     }
                 }
-            },
-        )
-        .as_collection()
+            }
+        },
+    )
+    .as_collection()
 }
 
-/// One worker's sites: their current closure and their histories.
+/// One site's closure inputs of the current snapshot.
+#[derive(Default)]
+struct RoundInputs {
+    starts: Vec<(PageId, PageId)>,
+    edges: Vec<(PageId, PageId)>,
+    urls: Vec<(PageId, String)>,
+}
+
+/// One worker's sites: the current snapshot's inputs and the histories.
 #[derive(Default)]
 struct Sites {
-    /// `N_t` per site as `((x, y), multiplicity)` updates.
-    closure: HashMap<HostId, Vec<((PageId, PageId), isize)>>,
-    /// The URLs of the old pages in `N_t`, as updates.
-    urls: HashMap<HostId, Vec<((PageId, String), isize)>>,
+    round: HashMap<HostId, RoundInputs>,
     history: HashMap<HostId, SiteHistory>,
 }
 
 impl Sites {
-    fn apply(&mut self, s: SiteIn, d: isize, ctx: &WorkerCtx) {
+    fn apply(&mut self, s: SiteIn, ctx: &WorkerCtx) {
         match s {
-            SiteIn::Pair(h, x, y) => self.closure.entry(h).or_default().push(((x, y), d)),
-            SiteIn::Coverer(h, x, url) => self.urls.entry(h).or_default().push(((x, url), d)),
+            SiteIn::Start(h, x, y) => self.round.entry(h).or_default().starts.push((x, y)),
+            SiteIn::Edge(h, u, v) => self.round.entry(h).or_default().edges.push((u, v)),
+            SiteIn::Coverer(h, x, url) => self.round.entry(h).or_default().urls.push((x, url)),
             SiteIn::Restored(h, bytes) => match bincode::deserialize(&bytes) {
                 Ok(history) => {
                     self.history.insert(h, history);
@@ -139,22 +158,21 @@ impl Sites {
         }
     }
 
-    /// Evaluates every site with coverable new pages at `t` (in site order, so the
+    /// Evaluates every site with start edges at `t` (in site order, so the
     /// output does not depend on hashing) and records the round in its history.
     fn evaluate(&mut self, t: Seq, params: &DiscoveryParams) -> Vec<((HostId, SiteOut), isize)> {
-        fn settle<D: Ord>(map: &mut HashMap<HostId, Vec<(D, isize)>>) {
-            map.retain(|_, updates| {
-                consolidate(updates);
-                !updates.is_empty()
-            });
-        }
-        settle(&mut self.closure);
-        settle(&mut self.urls);
-        let mut site_ids: Vec<HostId> = self.closure.keys().copied().collect();
+        let mut site_ids: Vec<HostId> = self
+            .round
+            .iter()
+            .filter(|(_, r)| !r.starts.is_empty())
+            .map(|(h, _)| *h)
+            .collect();
         site_ids.sort_unstable();
         let mut out = Vec::new();
         for h in site_ids {
-            let sets = round_sets(&self.closure[&h], &self.urls[&h]);
+            let inputs = self.round.get_mut(&h).expect("listed above");
+            let closure = new_page_closure(&mut inputs.starts, &mut inputs.edges);
+            let sets = round_sets(closure, &mut inputs.urls);
             let history = self.history.entry(h).or_default();
             let result = site_round::evaluate(history, &sets, params);
             contributions(h, &sets, &result, params, &mut out);
@@ -176,26 +194,19 @@ impl Sites {
     }
 }
 
-/// Groups a site's consolidated closure (sorted by `x`, then `y`) into `N_t(x)`
-/// per old page, ordered by URL. `urls` (sorted by `x`) names every `x`.
-fn round_sets(
-    pairs: &[((PageId, PageId), isize)],
-    urls: &[((PageId, String), isize)],
-) -> RoundSets {
-    let mut pages: Vec<(String, PageId, Vec<u64>)> = Vec::new();
-    let mut names = urls.iter();
-    for ((x, y), _) in pairs {
-        match pages.last_mut() {
-            Some(last) if last.1 == *x => last.2.push(y.0),
-            _ => {
-                let url = names
-                    .find(|((u, _), _)| u == x)
-                    .map(|((_, url), _)| url.clone())
-                    .expect("every covering page has its URL");
-                pages.push((url, *x, vec![y.0]));
-            }
-        }
-    }
+/// Names a site's `N_t(x)` sets (ordered by `x`) with their pages' URLs and
+/// orders them by URL. `urls` names every `x`.
+fn round_sets(closure: Vec<(PageId, Vec<u64>)>, urls: &mut [(PageId, String)]) -> RoundSets {
+    urls.sort_unstable_by_key(|(x, _)| *x);
+    let mut pages: Vec<(String, PageId, Vec<u64>)> = closure
+        .into_iter()
+        .map(|(x, ys)| {
+            let i = urls
+                .binary_search_by_key(&x, |(u, _)| *u)
+                .expect("every covering page has its URL");
+            (std::mem::take(&mut urls[i].1), x, ys)
+        })
+        .collect();
     pages.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     RoundSets { pages }
 }
