@@ -300,6 +300,77 @@ impl Part {
     }
 }
 
+/// A node's edges split by where they lead. Edges into this worker's own nodes
+/// are kept by their target, as lists of source nodes, so a step gathers each
+/// node's mass from its in-neighbours' shares (reads from scattered places, a
+/// sequential write) rather than scattering into it (a read, an add and a
+/// write at a scattered place per edge). Edges into other workers' slots are
+/// kept by source, and their mass is scattered and sent. With one worker every
+/// edge is local and a step sends nothing.
+#[derive(Default)]
+struct Split {
+    in_offsets: Vec<u32>,
+    in_sources: Vec<u32>,
+    remote_offsets: Vec<u32>,
+    remote_targets: Vec<u32>,
+}
+
+impl Split {
+    fn build(p: &Part, me: usize) -> Split {
+        let own = p.runs.get(me).cloned().unwrap_or(0..0);
+        let positions = &p.inbound[me];
+        let n = p.pages.len();
+        let mut s = Split {
+            in_offsets: vec![0; n + 1],
+            remote_offsets: vec![0],
+            ..Split::default()
+        };
+        // (source, target) of the local edges, in source order.
+        let mut local: Vec<(u32, u32)> = Vec::new();
+        for i in 0..p.offsets.len().saturating_sub(1) {
+            let (lo, hi) = (p.offsets[i] as usize, p.offsets[i + 1] as usize);
+            for &slot in &p.targets[lo..hi] {
+                if own.contains(&(slot as usize)) {
+                    // A slot no worker knows the page of carries its mass
+                    // nowhere (the error is logged where the edges arrive).
+                    let node = positions[slot as usize - own.start];
+                    if node != u32::MAX {
+                        local.push((i as u32, node));
+                        s.in_offsets[node as usize + 1] += 1;
+                    }
+                } else {
+                    s.remote_targets.push(slot);
+                }
+            }
+            s.remote_offsets.push(s.remote_targets.len() as u32);
+        }
+        for v in 0..n {
+            s.in_offsets[v + 1] += s.in_offsets[v];
+        }
+        // A counting sort by target; sources stay in ascending order per target.
+        let mut fill: Vec<u32> = s.in_offsets[..n].to_vec();
+        s.in_sources = vec![0; local.len()];
+        for (u, v) in local {
+            s.in_sources[fill[v as usize] as usize] = u;
+            fill[v as usize] += 1;
+        }
+        s
+    }
+
+    /// Node `v`'s in-neighbours on this worker.
+    fn in_sources(&self, v: usize) -> &[u32] {
+        &self.in_sources[self.in_offsets[v] as usize..self.in_offsets[v + 1] as usize]
+    }
+
+    /// Node `i`'s edges into other workers' slots.
+    fn remote_edges(&self, i: usize) -> &[u32] {
+        match self.remote_offsets.get(i + 1) {
+            Some(&hi) => &self.remote_targets[self.remote_offsets[i] as usize..hi as usize],
+            None => &[],
+        }
+    }
+}
+
 /// Where the current snapshot stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -327,8 +398,14 @@ struct Solver {
     part: Part,
     /// The primary vector and, when measured, the cold one.
     x: [Vec<u64>; 2],
-    /// Buffers reused by every step.
-    acc: Vec<u64>,
+    /// Each node's edges split by where they lead (see [`Split`]), built once
+    /// the graph's edges are announced.
+    split: Split,
+    /// Buffers reused by every step: per live vector, the mass for other
+    /// workers' slots and the mass for this worker's own nodes.
+    acc: [Vec<u64>; 2],
+    local: [Vec<u64>; 2],
+    shares: Vec<u64>,
     next: Vec<u64>,
     active: [bool; 2],
     iterations: [u32; 2],
@@ -364,36 +441,57 @@ impl Solver {
         (0..2).filter(|v| self.active[*v]).collect()
     }
 
-    /// Sends the shares of the active vectors and this worker's sums.
+    /// Sends the shares of the active vectors and this worker's sums. The mass
+    /// for this worker's own nodes is gathered in place, into `local`.
     fn send_step(&mut self, change: [u128; 2], out: &mut Vec<Out>) {
         let live = self.live();
-        let stride = live.len();
         let p = &self.part;
-        let acc = &mut self.acc;
-        acc.clear();
-        acc.resize(p.slots.len() * stride, 0);
+        let split = &self.split;
+        let n = p.pages.len();
         let mut dangling = [0u128; 2];
-        for i in 0..p.pages.len() {
-            let c = p.out_degree(i);
-            for (j, &v) in live.iter().enumerate() {
-                let r = self.x[v][i];
+        for &v in &live {
+            let (acc, local, x) = (&mut self.acc[v], &mut self.local[v], &self.x[v]);
+            let shares = &mut self.shares;
+            shares.clear();
+            shares.resize(n, 0);
+            acc.clear();
+            acc.resize(p.slots.len(), 0);
+            // As a slice: a store through a `Vec` would make the compiler reload
+            // its pointer and length on every edge.
+            let acc = acc.as_mut_slice();
+            for (i, &r) in x.iter().enumerate() {
+                let c = p.out_degree(i);
                 if c == 0 {
                     dangling[v] += u128::from(r);
                 } else if r > 0 {
                     let s = self.d.share(r, c);
-                    let (lo, hi) = (p.offsets[i] as usize, p.offsets[i + 1] as usize);
-                    for &slot in &p.targets[lo..hi] {
-                        acc[slot as usize * stride + j] += s;
+                    shares[i] = s;
+                    for &slot in split.remote_edges(i) {
+                        acc[slot as usize] += s;
                     }
                 }
             }
+            local.clear();
+            local.extend((0..n).map(|v| {
+                split
+                    .in_sources(v)
+                    .iter()
+                    .map(|&u| shares[u as usize])
+                    .sum::<u64>()
+            }));
         }
         for (w, run) in p.runs.iter().enumerate() {
-            if !run.is_empty() {
+            if !run.is_empty() && w != self.index {
+                // Vector after vector: `mass[j * run.len() + k]` is live vector
+                // `j`'s mass for slot `k` of the run.
+                let mut mass = Vec::with_capacity(run.len() * live.len());
+                for &v in &live {
+                    mass.extend_from_slice(&self.acc[v][run.clone()]);
+                }
                 out.push(Out::Msg(Msg::Mass {
                     to: w as u64,
                     from: self.index as u32,
-                    mass: acc[run.start * stride..run.end * stride].to_vec(),
+                    mass,
                 }));
             }
         }
@@ -541,7 +639,10 @@ pub fn pagerank<'s>(
                     measure_cold: params.measure_cold,
                     part: Part::default(),
                     x: [Vec::new(), Vec::new()],
-                    acc: Vec::new(),
+                    split: Split::default(),
+                    acc: [Vec::new(), Vec::new()],
+                    local: [Vec::new(), Vec::new()],
+                    shares: Vec::new(),
                     next: Vec::new(),
                     active: [false; 2],
                     iterations: [0; 2],
@@ -666,6 +767,7 @@ pub fn pagerank<'s>(
                                     solver.part.inbound[from as usize] = positions;
                                 }
                                 drop(ledger);
+                                solver.split = Split::build(&solver.part, solver.index);
                                 let p = &solver.part;
                                 let own = Sums {
                                     nodes: p.pages.len() as u64,
@@ -730,7 +832,6 @@ pub fn pagerank<'s>(
                                 // The masses carry the vectors live when they were
                                 // sent, before this round's check.
                                 let sent = solver.live();
-                                let stride = sent.len();
                                 if k >= 1 {
                                     for v in 0..2 {
                                         if solver.active[v] {
@@ -771,13 +872,14 @@ pub fn pagerank<'s>(
                                             continue;
                                         }
                                         let next = &mut solver.next;
-                                        next.clear();
-                                        next.resize(n, 0);
+                                        std::mem::swap(next, &mut solver.local[v]);
+                                        debug_assert_eq!(next.len(), n);
                                         for (from, mass) in &masses {
                                             let positions = &p.inbound[*from as usize];
-                                            for (k, &i) in positions.iter().enumerate() {
+                                            let mass = &mass[j * positions.len()..][..positions.len()];
+                                            for (&i, &m) in positions.iter().zip(mass) {
                                                 if i != u32::MAX {
-                                                    next[i as usize] += mass[k * stride + j];
+                                                    next[i as usize] += m;
                                                 }
                                             }
                                         }
