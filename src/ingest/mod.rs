@@ -190,10 +190,7 @@ pub fn read_snapshot(
     let Some(links) = &snap.links else {
         return Ok(counts);
     };
-    let mut urls = UrlCache {
-        seen: HashMap::default(),
-        site_key,
-    };
+    let mut urls = UrlCache::new(site_key);
     table::read_rows(links, share, salt + 1, |row| {
         let count = row.int(2)?.unwrap_or(1);
         if count < 1 {
@@ -202,6 +199,7 @@ pub fn read_snapshot(
         let (Some(src), Some(dst)) = (row.text(0)?, row.text(1)?) else {
             return Err("src and dst must not be empty".into());
         };
+        let (src, dst) = (urls.lookup_src(src), urls.lookup(dst));
         let (Some(src_ids), Some(dst_ids)) = (urls.ids(src), urls.ids(dst)) else {
             odd.unparsable_link_urls += 1;
             return Ok(());
@@ -231,8 +229,17 @@ pub fn read_snapshot(
 /// popular target on every page that links to it), and parsing dominates ingest,
 /// so each distinct raw string is normalized once. The first accepted link that
 /// names a page announces it to its host's ledger as a [`Mention`].
+///
+/// A lookup hashes the raw string once and hands back an index, so announcing
+/// costs no second lookup; and since link tables usually list a page's outlinks
+/// together, a source equal to the previous row's costs one comparison.
 struct UrlCache {
-    seen: HashMap<String, Option<Endpoint>, foldhash::fast::FixedState>,
+    /// Raw string to its index in `endpoints`.
+    seen: HashMap<String, u32, foldhash::fast::FixedState>,
+    /// `None` for a string that cannot be a page.
+    endpoints: Vec<Option<Endpoint>>,
+    /// The previous row's raw source and its index.
+    last_src: Option<(String, u32)>,
     site_key: SiteKey,
 }
 
@@ -244,10 +251,19 @@ struct Endpoint {
 }
 
 impl UrlCache {
-    /// The ids of `raw`, or `None` if it cannot be a page.
-    fn ids(&mut self, raw: &str) -> Option<(HostId, PageId)> {
-        if let Some(e) = self.seen.get(raw) {
-            return e.as_ref().map(|e| (e.host, e.page));
+    fn new(site_key: SiteKey) -> UrlCache {
+        UrlCache {
+            seen: HashMap::default(),
+            endpoints: Vec::new(),
+            last_src: None,
+            site_key,
+        }
+    }
+
+    /// The index of `raw`, normalizing it on first sight.
+    fn lookup(&mut self, raw: &str) -> u32 {
+        if let Some(&i) = self.seen.get(raw) {
+            return i;
         }
         let e = normalize_for(raw, self.site_key).ok().map(|n| {
             let url = UrlText::from(n);
@@ -257,14 +273,41 @@ impl UrlCache {
                 unannounced: Some(url),
             }
         });
-        let ids = e.as_ref().map(|e| (e.host, e.page));
-        self.seen.insert(raw.to_string(), e);
-        ids
+        let i = u32::try_from(self.endpoints.len()).expect("under 2^32 distinct URLs a share");
+        self.endpoints.push(e);
+        self.seen.insert(raw.to_string(), i);
+        i
     }
 
-    /// Announces the page of `raw` (already looked up) if it was not yet.
-    fn announce(&mut self, raw: &str, emit: &mut dyn FnMut(Record)) {
-        if let Some(Some(e)) = self.seen.get_mut(raw) {
+    /// [`lookup`](Self::lookup) for a link's source, remembering the last one.
+    fn lookup_src(&mut self, raw: &str) -> u32 {
+        if let Some((last, i)) = &self.last_src {
+            if last == raw {
+                return *i;
+            }
+        }
+        let i = self.lookup(raw);
+        match &mut self.last_src {
+            Some((last, j)) => {
+                last.clear();
+                last.push_str(raw);
+                *j = i;
+            }
+            None => self.last_src = Some((raw.to_string(), i)),
+        }
+        i
+    }
+
+    /// The ids of endpoint `i`, or `None` if it cannot be a page.
+    fn ids(&self, i: u32) -> Option<(HostId, PageId)> {
+        self.endpoints[i as usize]
+            .as_ref()
+            .map(|e| (e.host, e.page))
+    }
+
+    /// Announces the page of endpoint `i` if it was not yet.
+    fn announce(&mut self, i: u32, emit: &mut dyn FnMut(Record)) {
+        if let Some(e) = &mut self.endpoints[i as usize] {
             if let Some(url) = e.unannounced.take() {
                 emit(Record::Mention(Box::new(Mention {
                     host: e.host,
