@@ -656,6 +656,20 @@ impl Cluster {
         })
     }
 
+    /// How many processes of the run share this process's machine, by the host
+    /// part of their addresses as written (`localhost` and `127.0.0.1` count as
+    /// two machines): they share its memory.
+    pub fn processes_on_this_host(&self) -> usize {
+        let host = |a: &str| a.rsplit_once(':').map_or(a, |(h, _)| h).to_string();
+        match self.addresses.get(self.process) {
+            Some(me) => {
+                let me = host(me);
+                self.addresses.iter().filter(|a| host(a) == me).count()
+            }
+            None => 1,
+        }
+    }
+
     pub fn total_workers(&self) -> usize {
         self.workers * self.processes
     }
@@ -714,5 +728,23 @@ mod tests {
         assert_eq!(j.change.budget_per_day, 5.0);
         assert_eq!(j.change.class_name(3), "91.25d");
         assert_eq!(j.change.class_name(0), "1d");
+    }
+
+    #[test]
+    fn processes_sharing_a_host_are_counted_from_the_hostfile() {
+        let dir = std::env::temp_dir().join(format!("webevo-hostfile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("hosts");
+        std::fs::write(&file, "a:2101\nb:2101\na:2102\n# c:1\n").unwrap();
+        let on = |p| {
+            Cluster::new(1, 3, p, Some(&file))
+                .unwrap()
+                .processes_on_this_host()
+        };
+        assert_eq!((on(0), on(1), on(2)), (2, 1, 2));
+        // Without a hostfile every process is on localhost; alone, it is one.
+        assert_eq!(Cluster::new(2, 4, 3, None).unwrap().processes_on_this_host(), 4);
+        assert_eq!(Cluster::new(2, 1, 0, None).unwrap().processes_on_this_host(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

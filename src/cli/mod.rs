@@ -45,7 +45,14 @@ fn parse_budget(text: &str) -> Result<Budget, String> {
 
 /// Starts the memory budget's watch: the given one, else 90% of what is free.
 fn enforce_budget(budget: Option<Budget>) {
-    if let Some(limit) = budget.map_or_else(crate::memory::default_budget, |b| b.0) {
+    enforce_shared_budget(budget, 1);
+}
+
+/// Starts the memory budget's watch of one of `sharing` processes on this
+/// machine: the given budget, else an equal part of 90% of what is free.
+fn enforce_shared_budget(budget: Option<Budget>, sharing: usize) {
+    let default = || crate::memory::default_budget().map(|b| b / sharing.max(1) as u64);
+    if let Some(limit) = budget.map_or_else(default, |b| b.0) {
         crate::memory::enforce_budget(limit, "--memory-limit");
     }
 }

@@ -36,20 +36,21 @@ pub struct Args {
     quiet: bool,
     /// Memory budget of this process, like 512M or 8G, or none: past it webevo
     /// stops with a clear error before the kernel's OOM killer acts, leaving the
-    /// last commit intact [default: 90% of the memory free at start].
+    /// last commit intact [default: 90% of the memory free at start, shared
+    /// equally by the processes the hostfile puts on this machine].
     #[arg(long, value_parser = super::parse_budget)]
     memory_limit: Option<super::Budget>,
 }
 
 pub fn main(args: Args) -> anyhow::Result<()> {
-    super::enforce_budget(args.memory_limit);
-    let job = Job::load(&args.job)?;
     let mut cluster = Cluster::new(
         args.workers,
         args.processes,
         args.process,
         args.hostfile.as_deref(),
     )?;
+    super::enforce_shared_budget(args.memory_limit, cluster.processes_on_this_host());
+    let job = Job::load(&args.job)?;
     cluster.connect_timeout = std::time::Duration::from_secs(args.connect_timeout);
     run(&RunRequest {
         input: args.input,
