@@ -67,9 +67,19 @@ pub struct EvalSummary {
     pub median_events_per_s: f64,
 }
 
+/// The file in `echo_eval/` naming the committed run the table was simulated
+/// after (readers of `*.parquet` skip it, and Spark skips names starting `_`).
+const EVALUATED_RUN: &str = "_evaluated_run";
+
+/// The committed run `out/echo_eval/` was simulated after, if any.
+pub fn evaluated_run(out: &Path) -> Option<String> {
+    std::fs::read_to_string(out.join(ECHO_EVAL.name).join(EVALUATED_RUN)).ok()
+}
+
 /// Simulates every policy at every crawl rate of the job over `crawl`, with the
-/// estimates committed in `out`, and (re)writes `out/echo_eval/`.
-pub fn evaluate(crawl: &CrawlDir, out: &Path, job: &Job) -> anyhow::Result<EvalSummary> {
+/// estimates committed in `out` by run `run`, and (re)writes `out/echo_eval/`,
+/// recording `run` last: a simulation cut short is redone by the next run.
+pub fn evaluate(crawl: &CrawlDir, out: &Path, job: &Job, run: &str) -> anyhow::Result<EvalSummary> {
     let started = std::time::Instant::now();
     let params = &job.echo_eval;
     let (urls, estimates) = read_estimates(crawl, out)?;
@@ -107,6 +117,10 @@ pub fn evaluate(crawl: &CrawlDir, out: &Path, job: &Job) -> anyhow::Result<EvalS
     let tmp = dir.join(".part-00000.parquet.tmp");
     let n = write_rows(&tmp, &rows, &RowContext { snapshot: None }, &job.write)?;
     std::fs::rename(&tmp, dir.join("part-00000.parquet"))
+        .with_context(|| format!("Could not write {}", dir.display()))?;
+    let stamp = dir.join(format!(".{EVALUATED_RUN}.tmp"));
+    std::fs::write(&stamp, run)
+        .and_then(|()| std::fs::rename(&stamp, dir.join(EVALUATED_RUN)))
         .with_context(|| format!("Could not write {}", dir.display()))?;
     Ok(EvalSummary {
         rows: n,

@@ -743,8 +743,18 @@ mod tests {
         };
         assert_eq!((on(0), on(1), on(2)), (2, 1, 2));
         // Without a hostfile every process is on localhost; alone, it is one.
-        assert_eq!(Cluster::new(2, 4, 3, None).unwrap().processes_on_this_host(), 4);
-        assert_eq!(Cluster::new(2, 1, 0, None).unwrap().processes_on_this_host(), 1);
+        assert_eq!(
+            Cluster::new(2, 4, 3, None)
+                .unwrap()
+                .processes_on_this_host(),
+            4
+        );
+        assert_eq!(
+            Cluster::new(2, 1, 0, None)
+                .unwrap()
+                .processes_on_this_host(),
+            1
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

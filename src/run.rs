@@ -68,6 +68,13 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
                 req.input.display()
             );
         }
+        // The simulation runs after a commit; one cut short (a crash, a kill)
+        // is finished now.
+        if let Some(last) = manifest.as_ref().and_then(|m| m.runs.last()) {
+            if leader && crate::echo_eval::evaluated_run(out.root()).as_ref() != Some(&last.run) {
+                evaluate_echo(&crawl, &out, &last.run, req)?;
+            }
+        }
         return Ok(RunSummary::default());
     };
     if let Some(file) = &crawl.trust {
@@ -218,22 +225,35 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
     if req.progress {
         print_summary(&summary, &req.output);
     }
-    if req.job.analyses.contains(&Analysis::EchoEval) {
-        // A simulation over the whole committed crawl, after the commit: a crash
-        // here leaves the previous echo_eval table (it is renamed into place).
-        let e = crate::echo_eval::evaluate(&crawl, out.root(), &req.job)?;
-        if req.progress {
-            eprintln!(
-                "webevo: echo_eval: {} rows, {} simulated events in {:.2} s (per policy: median {:.2}M, slowest {:.2}M events/s)",
-                e.rows,
-                e.events,
-                e.seconds,
-                e.median_events_per_s / 1e6,
-                e.slowest_events_per_s / 1e6
-            );
-        }
-    }
+    evaluate_echo(&crawl, &out, &plan.run, req)?;
     Ok(summary)
+}
+
+/// The policy simulation (`echo_eval`), when the job has it: over the whole
+/// committed crawl, after committed run `run`. A crash here leaves the previous
+/// table (it is renamed into place) and no record of `run`, so the next run,
+/// even with nothing new to read, simulates again.
+fn evaluate_echo(
+    crawl: &CrawlDir,
+    out: &OutputDir,
+    run: &str,
+    req: &RunRequest,
+) -> anyhow::Result<()> {
+    if !req.job.analyses.contains(&Analysis::EchoEval) {
+        return Ok(());
+    }
+    let e = crate::echo_eval::evaluate(crawl, out.root(), &req.job, run)?;
+    if req.progress {
+        eprintln!(
+            "webevo: echo_eval: {} rows, {} simulated events in {:.2} s (per policy: median {:.2}M, slowest {:.2}M events/s)",
+            e.rows,
+            e.events,
+            e.seconds,
+            e.median_events_per_s / 1e6,
+            e.slowest_events_per_s / 1e6
+        );
+    }
+    Ok(())
 }
 
 /// Decides which snapshots are new; `None` when there is nothing to do.

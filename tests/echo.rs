@@ -585,6 +585,19 @@ fn tiny_news_crawl_same_for_any_layout_and_split_runs() {
     subset(&crawl, &grow, seqs.iter().copied());
     run_in_process_with_job(&grow, &split, 1, &job_path).unwrap();
     same(&split, "two runs");
+    // A run killed after its commit, during the simulation: the next run finds
+    // nothing new to read but simulates again; after that, an up-to-date run
+    // leaves the table alone.
+    let table = split.join("echo_eval").join("part-00000.parquet");
+    std::fs::remove_dir_all(split.join("echo_eval")).unwrap();
+    run_in_process_with_job(&grow, &split, 1, &job_path).unwrap();
+    same(&split, "a simulation redone");
+    let written = std::fs::metadata(&table).unwrap().modified().unwrap();
+    run_in_process_with_job(&grow, &split, 1, &job_path).unwrap();
+    assert_eq!(
+        std::fs::metadata(&table).unwrap().modified().unwrap(),
+        written
+    );
 }
 
 /// Median of the relative errors `|est / truth - 1|`.
