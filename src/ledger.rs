@@ -95,15 +95,12 @@ pub enum LedgerOut {
     /// A host's name, inserted once when the host becomes known.
     HostName(HostKey<String>),
     /// Discovery, a per-snapshot message for the per-site stage (like the next
-    /// two): an on-host link between two new pages, `(src, dst)`, of a site
+    /// one): an on-host link between two new pages, `(src, dst)`, of a site
     /// with start edges.
     NewEdge(HostKey<(PageId, PageId)>),
     /// Discovery: an on-host link from an old page fetched now to a new page,
     /// `(src, dst)`: where the new-page closure starts.
     StartEdge(HostKey<(PageId, PageId)>),
-    /// Discovery: an old page with start edges, and its URL (once per page, so
-    /// the edges carry only fixed-size ids).
-    Coverer(HostKey<(PageId, String)>),
     /// Discovery (inserted at a snapshot, retracted at the next): an old page
     /// fetched now links to a page of site `host`, which
     /// this worker's links never reached before: `host` may be a new site, and
@@ -334,7 +331,6 @@ impl Ledger {
             self.fetched.iter().copied().filter(is_new).collect();
         let mut starts = Vec::new();
         let mut new_edges = Vec::new();
-        let mut coverers: Vec<(HostId, PageId)> = Vec::new();
         // Candidate coverers of new sites: links of old pages fetched now to sites
         // no earlier link of this worker reached (a site known before is not new).
         let mut candidates: Vec<(HostId, PageId)> = Vec::new();
@@ -373,9 +369,6 @@ impl Ledger {
             if new {
                 new_edges.push(edge);
             } else {
-                if coverers.last() != Some(&(l.src_host, l.src)) {
-                    coverers.push((l.src_host, l.src));
-                }
                 starts.push(edge);
             }
         }
@@ -387,16 +380,6 @@ impl Ledger {
         new_edges.retain(|e| covering_sites.binary_search(&e.host).is_ok());
         out.extend(starts.into_iter().map(|e| (LedgerOut::StartEdge(e), 1)));
         out.extend(new_edges.into_iter().map(|e| (LedgerOut::NewEdge(e), 1)));
-        out.extend(coverers.into_iter().map(|(host, x)| {
-            let url = pages[&x].url.url.clone();
-            (
-                LedgerOut::Coverer(HostKey {
-                    host,
-                    key: (x, url),
-                }),
-                1,
-            )
-        }));
         candidates.sort_unstable();
         candidates.dedup();
         let events: Vec<LedgerOut> = candidates

@@ -213,10 +213,7 @@ pub fn build<'s>(
             LedgerOut::PlanPage(_) => 3,
             LedgerOut::RankNode(_) | LedgerOut::RankPrev(..) => 4,
             LedgerOut::Echo(_) => 5,
-            LedgerOut::StartEdge(_)
-            | LedgerOut::NewEdge(_)
-            | LedgerOut::Coverer(_)
-            | LedgerOut::Restored(_) => 6,
+            LedgerOut::StartEdge(_) | LedgerOut::NewEdge(_) | LedgerOut::Restored(_) => 6,
             _ => 0,
         };
         (part, u)

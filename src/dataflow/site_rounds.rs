@@ -1,9 +1,10 @@
 //! The per-site discovery stage: each snapshot's closure `N_t`, one site at a time,
 //! with the site's history of earlier rounds.
 //!
-//! The closure's inputs (start edges, links among new pages, the coverers' URLs)
-//! arrive as per-snapshot messages from the ledger, on the worker that owns the
-//! site, so every site's round is whole on one worker. When a snapshot closes,
+//! The closure's inputs (start edges, links among new pages) arrive as
+//! per-snapshot messages from the ledger, on the worker that owns the site, so
+//! every site's round is whole on one worker, and the old pages' URLs are looked
+//! up in that worker's ledger. When a snapshot closes,
 //! every site with start edges gets its closure ([`new_page_closure`]) and is
 //! evaluated ([`site_round::evaluate`]), and its history extended. What a site
 //! contributes is emitted at the snapshot and retracted at the next, like the
@@ -28,7 +29,7 @@ use crate::algo::site_round::{self, RoundResult, RoundSets, SiteHistory};
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::job::DiscoveryParams;
-use crate::ledger::LedgerOut;
+use crate::ledger::{Ledger, LedgerOut};
 use crate::model::{route, HostId, PageId, Seq};
 use crate::output::discovery::{CoverSide, CoverStats, SiteOut};
 use crate::state::{self, StateRecord, StateWriter};
@@ -41,18 +42,13 @@ enum SiteIn {
     Start(HostId, PageId, PageId),
     /// `(site, u, v)`: new page `u` links to new page `v`.
     Edge(HostId, PageId, PageId),
-    /// `(site, x, url of x)` for every `x` with start edges.
-    Coverer(HostId, PageId, String),
     Restored(HostId, Vec<u8>),
 }
 
 impl SiteIn {
     fn site(&self) -> HostId {
         match self {
-            SiteIn::Start(h, ..)
-            | SiteIn::Edge(h, ..)
-            | SiteIn::Coverer(h, ..)
-            | SiteIn::Restored(h, _) => *h,
+            SiteIn::Start(h, ..) | SiteIn::Edge(h, ..) | SiteIn::Restored(h, _) => *h,
         }
     }
 }
@@ -60,7 +56,7 @@ impl SiteIn {
 type Out = Vec<((HostId, SiteOut), Seq, isize)>;
 
 /// Evaluates every site's rounds from the ledger's discovery messages (start and
-/// new edges, coverers, restored histories); see the module docs.
+/// new edges, restored histories); see the module docs.
 pub fn site_rounds<'s>(
     msgs: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     ctx: &WorkerCtx,
@@ -70,7 +66,6 @@ pub fn site_rounds<'s>(
         let s = match o {
             LedgerOut::StartEdge(k) => SiteIn::Start(k.host, k.key.0, k.key.1),
             LedgerOut::NewEdge(k) => SiteIn::Edge(k.host, k.key.0, k.key.1),
-            LedgerOut::Coverer(k) => SiteIn::Coverer(k.host, k.key.0, k.key.1),
             LedgerOut::Restored(k) => SiteIn::Restored(k.host, k.key),
             _ => return None,
         };
@@ -103,7 +98,7 @@ pub fn site_rounds<'s>(
                             ctx.log.borrow_mut().error(e);
                         }
                     } else if ctx.plan.writes(t) {
-                        let out = sites.evaluate(t, &ctx.plan.job.discovery);
+                        let out = sites.evaluate(t, &ctx);
                         // Contributions hold for snapshot t only.
                         output
                             .session(&c.delayed(&t))
@@ -130,7 +125,6 @@ pub fn site_rounds<'s>(
 struct RoundInputs {
     starts: Vec<(PageId, PageId)>,
     edges: Vec<(PageId, PageId)>,
-    urls: Vec<(PageId, String)>,
 }
 
 /// One worker's sites: the current snapshot's inputs and the histories.
@@ -145,7 +139,6 @@ impl Sites {
         match s {
             SiteIn::Start(h, x, y) => self.round.entry(h).or_default().starts.push((x, y)),
             SiteIn::Edge(h, u, v) => self.round.entry(h).or_default().edges.push((u, v)),
-            SiteIn::Coverer(h, x, url) => self.round.entry(h).or_default().urls.push((x, url)),
             SiteIn::Restored(h, bytes) => match bincode::deserialize(&bytes) {
                 Ok(history) => {
                     self.history.insert(h, history);
@@ -160,19 +153,19 @@ impl Sites {
 
     /// Evaluates every site with start edges at `t` (in site order, so the
     /// output does not depend on hashing) and records the round in its history.
-    fn evaluate(&mut self, t: Seq, params: &DiscoveryParams) -> Vec<((HostId, SiteOut), isize)> {
-        let mut site_ids: Vec<HostId> = self
+    fn evaluate(&mut self, t: Seq, ctx: &WorkerCtx) -> Vec<((HostId, SiteOut), isize)> {
+        let params = &ctx.plan.job.discovery;
+        let mut rounds: Vec<(HostId, RoundInputs)> = self
             .round
-            .iter()
+            .drain()
             .filter(|(_, r)| !r.starts.is_empty())
-            .map(|(h, _)| *h)
             .collect();
-        site_ids.sort_unstable();
+        rounds.sort_unstable_by_key(|(h, _)| *h);
+        let ledger = ctx.ledger.borrow();
         let mut out = Vec::new();
-        for h in site_ids {
-            let inputs = self.round.get_mut(&h).expect("listed above");
+        for (h, mut inputs) in rounds {
             let closure = new_page_closure(&mut inputs.starts, &mut inputs.edges);
-            let sets = round_sets(closure, &mut inputs.urls);
+            let sets = round_sets(closure, &ledger);
             let history = self.history.entry(h).or_default();
             let result = site_round::evaluate(history, &sets, params);
             contributions(h, &sets, &result, params, &mut out);
@@ -194,17 +187,14 @@ impl Sites {
     }
 }
 
-/// Names a site's `N_t(x)` sets (ordered by `x`) with their pages' URLs and
-/// orders them by URL. `urls` names every `x`.
-fn round_sets(closure: Vec<(PageId, Vec<u64>)>, urls: &mut [(PageId, String)]) -> RoundSets {
-    urls.sort_unstable_by_key(|(x, _)| *x);
+/// Names a site's `N_t(x)` sets with their pages' URLs, from the ledger of the
+/// worker that owns the site, and orders them by URL.
+fn round_sets(closure: Vec<(PageId, Vec<u64>)>, ledger: &Ledger) -> RoundSets {
     let mut pages: Vec<(String, PageId, Vec<u64>)> = closure
         .into_iter()
         .map(|(x, ys)| {
-            let i = urls
-                .binary_search_by_key(&x, |(u, _)| *u)
-                .expect("every covering page has its URL");
-            (std::mem::take(&mut urls[i].1), x, ys)
+            let url = ledger.url_of(x).expect("the site's ledger knows its pages");
+            (url.url.clone(), x, ys)
         })
         .collect();
     pages.sort_unstable_by(|a, b| a.0.cmp(&b.0));
