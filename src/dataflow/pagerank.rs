@@ -312,7 +312,12 @@ struct Split {
     in_offsets: Vec<u32>,
     in_sources: Vec<u32>,
     remote_offsets: Vec<u32>,
+    /// Other workers' slots, numbered without this worker's own run (see
+    /// [`Split::remote_run`]), so a step's scatter buffer holds nothing unused.
     remote_targets: Vec<u32>,
+    /// This worker's own run of slots, and the number of the others.
+    own: std::ops::Range<usize>,
+    remote_slots: usize,
 }
 
 impl Split {
@@ -323,6 +328,8 @@ impl Split {
         let mut s = Split {
             in_offsets: vec![0; n + 1],
             remote_offsets: vec![0],
+            remote_slots: p.slots.len() - own.len(),
+            own: own.clone(),
             ..Split::default()
         };
         // (source, target) of the local edges, in source order.
@@ -338,8 +345,10 @@ impl Split {
                         local.push((i as u32, node));
                         s.in_offsets[node as usize + 1] += 1;
                     }
-                } else {
+                } else if (slot as usize) < own.start {
                     s.remote_targets.push(slot);
+                } else {
+                    s.remote_targets.push(slot - own.len() as u32);
                 }
             }
             s.remote_offsets.push(s.remote_targets.len() as u32);
@@ -362,7 +371,17 @@ impl Split {
         &self.in_sources[self.in_offsets[v] as usize..self.in_offsets[v + 1] as usize]
     }
 
-    /// Node `i`'s edges into other workers' slots.
+    /// Where another worker's run of slots lies in the remote numbering: runs
+    /// are ordered by worker, so those after this worker's shift down past it.
+    fn remote_run(&self, run: &std::ops::Range<usize>) -> std::ops::Range<usize> {
+        if run.start >= self.own.end {
+            run.start - self.own.len()..run.end - self.own.len()
+        } else {
+            run.clone()
+        }
+    }
+
+    /// Node `i`'s edges into other workers' slots (remote numbering).
     fn remote_edges(&self, i: usize) -> &[u32] {
         match self.remote_offsets.get(i + 1) {
             Some(&hi) => &self.remote_targets[self.remote_offsets[i] as usize..hi as usize],
@@ -455,7 +474,7 @@ impl Solver {
             shares.clear();
             shares.resize(n, 0);
             acc.clear();
-            acc.resize(p.slots.len(), 0);
+            acc.resize(split.remote_slots, 0);
             // As a slice: a store through a `Vec` would make the compiler reload
             // its pointer and length on every edge.
             let acc = acc.as_mut_slice();
@@ -486,7 +505,7 @@ impl Solver {
                 // `j`'s mass for slot `k` of the run.
                 let mut mass = Vec::with_capacity(run.len() * live.len());
                 for &v in &live {
-                    mass.extend_from_slice(&self.acc[v][run.clone()]);
+                    mass.extend_from_slice(&self.acc[v][split.remote_run(run)]);
                 }
                 out.push(Out::Msg(Msg::Mass {
                     to: w as u64,
