@@ -80,6 +80,7 @@ pub fn new_page_closure(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
     use std::collections::BTreeSet;
 
     /// The closure as a naive fixed point over pair sets.
@@ -134,14 +135,8 @@ mod tests {
 
     #[test]
     fn random_graphs_match_the_fixed_point() {
-        // A small linear congruential generator: deterministic, no dependency.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) % n
-        };
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+        let mut next = |n: u64| rng.random_range(0..n);
         for _ in 0..200 {
             let old = 1 + next(6);
             let new = 1 + next(12);
