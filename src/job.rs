@@ -732,9 +732,8 @@ mod tests {
 
     #[test]
     fn processes_sharing_a_host_are_counted_from_the_hostfile() {
-        let dir = std::env::temp_dir().join(format!("webevo-hostfile-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("hosts");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hosts");
         std::fs::write(&file, "a:2101\nb:2101\na:2102\n# c:1\n").unwrap();
         let on = |p| {
             Cluster::new(1, 3, p, Some(&file))
@@ -755,6 +754,5 @@ mod tests {
                 .processes_on_this_host(),
             1
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
