@@ -243,7 +243,7 @@ impl ChangeParams {
 
     /// The name of rate class `i`: its mean interval in days, shortest form.
     pub fn class_name(&self, i: usize) -> String {
-        format!("{}d", self.rate_classes_days[i])
+        crate::output::change::ClassName(self.rate_classes_days[i]).to_string()
     }
 }
 

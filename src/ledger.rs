@@ -114,10 +114,12 @@ pub enum LedgerOut {
     ChangeCount(ChangeKey),
     /// Change: a row of the snapshot's `page_change`. This and the next two are
     /// per-snapshot messages, never retracted: the dataflow splits them off before
-    /// treating the rest as a collection.
-    PageChange(PageChangeRow),
+    /// treating the rest as a collection. Boxed, as is the next: a row is three
+    /// times the size of any other variant, and every message of the ledger's
+    /// output would carry that size.
+    PageChange(Box<PageChangeRow>),
     /// Change: a row of the snapshot's `group_change`.
-    GroupChange(GroupChangeRow),
+    GroupChange(Box<GroupChangeRow>),
     /// Change: a page of the snapshot's revisit plan.
     PlanPage(PlanInput),
     /// RankMass: a node of the snapshot's graph (a per-snapshot message).
@@ -550,8 +552,16 @@ impl Ledger {
                     .into_iter()
                     .map(|(k, c)| (LedgerOut::ChangeCount(k), c)),
             );
-            book_rows.extend(b.pages.into_iter().map(|r| (LedgerOut::PageChange(r), 1)));
-            book_rows.extend(b.groups.into_iter().map(|r| (LedgerOut::GroupChange(r), 1)));
+            book_rows.extend(
+                b.pages
+                    .into_iter()
+                    .map(|r| (LedgerOut::PageChange(Box::new(r)), 1)),
+            );
+            book_rows.extend(
+                b.groups
+                    .into_iter()
+                    .map(|r| (LedgerOut::GroupChange(Box::new(r)), 1)),
+            );
             out.extend(b.plan.into_iter().map(|p| (LedgerOut::PlanPage(p), 1)));
         }
         if self.rank {

@@ -140,6 +140,19 @@ impl Intervals {
         s
     }
 
+    /// Replaces the intervals with `pairs`, keeping the allocation.
+    pub fn refill(&mut self, pairs: impl IntoIterator<Item = (f64, bool)>) {
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.clear();
+        *self = Intervals {
+            changed,
+            ..Intervals::default()
+        };
+        for (tau, changed) in pairs {
+            self.add(tau, changed, 1);
+        }
+    }
+
     pub fn add(&mut self, tau: f64, changed: bool, count: u64) {
         self.n += count;
         self.total += tau * count as f64;

@@ -29,6 +29,15 @@ pub trait TableRow {
     fn write(&self, ctx: &RowContext, out: &mut RowWriter);
 }
 
+/// Large rows travel boxed (so that sorting them moves pointers), and are
+/// written as what they hold.
+impl<R: TableRow> TableRow for Box<R> {
+    const TABLE: &'static TableDef = R::TABLE;
+    fn write(&self, ctx: &RowContext, out: &mut RowWriter) {
+        (**self).write(ctx, out)
+    }
+}
+
 enum ColumnBuilder {
     Int64(Int64Builder),
     Int32(Int32Builder),
@@ -143,6 +152,22 @@ impl RowWriter {
     pub fn str(&mut self, v: &str) {
         if let ColumnBuilder::Utf8(b) = self.slot(ColType::Utf8, false) {
             b.append_value(v)
+        }
+    }
+
+    /// A string column's cell written by `Display`, without an allocation per row.
+    pub fn opt_display(&mut self, v: Option<impl std::fmt::Display>) {
+        if let ColumnBuilder::Utf8(b) = self.slot(ColType::Utf8, v.is_none()) {
+            match v {
+                Some(v) => {
+                    use std::fmt::Write;
+                    // A string builder's row is what was written to it, ended
+                    // by appending the empty rest.
+                    write!(b, "{v}").expect("writing to a builder cannot fail");
+                    b.append_value("");
+                }
+                None => b.append_null(),
+            }
         }
     }
 

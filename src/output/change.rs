@@ -20,6 +20,15 @@ fn opt(bits: Option<u64>) -> Option<f64> {
     bits.map(f64::from_bits)
 }
 
+/// A rate class's name: its mean change interval in days, then `d` (`91.25d`).
+pub struct ClassName(pub f64);
+
+impl std::fmt::Display for ClassName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}d", self.0)
+    }
+}
+
 /// A row of `page_change`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct PageChangeRow {
@@ -35,7 +44,9 @@ pub struct PageChangeRow {
     pub mle: Option<u64>,
     pub lo: Option<u64>,
     pub hi: Option<u64>,
-    pub rate_class: Option<String>,
+    /// The most probable rate class, as its mean change interval in days
+    /// (bits): written as its name, `<days>d`, without a string per row.
+    pub rate_class_days: Option<u64>,
     pub rate_class_p: Option<u64>,
     pub censoring: Censoring,
     pub lifespan_m1_s: u64,
@@ -57,7 +68,7 @@ impl TableRow for PageChangeRow {
         out.opt_f64(opt(self.mle));
         out.opt_f64(opt(self.lo));
         out.opt_f64(opt(self.hi));
-        out.opt_str(self.rate_class.as_deref());
+        out.opt_display(self.rate_class_days.map(|d| ClassName(f(d))));
         out.opt_f64(opt(self.rate_class_p));
         out.str(self.censoring.name());
         out.f64(f(self.lifespan_m1_s));
