@@ -162,8 +162,11 @@ GROUP BY bin ORDER BY bin
 """
 
 
-def run_peer(crawl, threads=None, memory_limit=None, progress=False):
-    """Runs the SQL peer on CRAWL; returns the JSON-able summary."""
+def run_peer(crawl, threads=None, memory_limit=None, progress=False, last_only=False):
+    """Runs the SQL peer on CRAWL; returns the JSON-able summary. With `last_only`,
+    the recomputation of the last snapshot alone: the whole history is still read
+    (which pages are new depends on every earlier snapshot), but only the last
+    snapshot's links and queries."""
     started = time.perf_counter()
     snaps = snapshot_dirs(crawl)
     con = duckdb.connect()
@@ -182,13 +185,14 @@ def run_peer(crawl, threads=None, memory_limit=None, progress=False):
     con.execute(f"CREATE VIEW link_src AS {links}")
     for statement in LOAD_SQL.split(";"):
         if statement.strip():
-            con.execute(statement, {"first": snaps[0][0]} if "$first" in statement else None)
+            after = snaps[-2][0] if last_only and len(snaps) > 1 else snaps[0][0]
+            con.execute(statement, {"first": after} if "$first" in statement else None)
     load_seconds = time.perf_counter() - started
     if progress:
         print(f"discovery_sql: loaded {len(snaps)} snapshots in {load_seconds:.1f} s", file=sys.stderr)
 
     rows = []
-    for seq, _ in snaps[1:]:
+    for seq, _ in (snaps[-1:] if last_only else snaps[1:]):
         t0 = time.perf_counter()
         con.execute(CLOSURE_SQL, {"t": seq})
         new_pages, covering_pairs, coverable = con.execute(COUNTS_SQL, {"t": seq}).fetchone()
@@ -327,10 +331,13 @@ def main():
     ap.add_argument("--memory-limit", help="DuckDB memory_limit, e.g. 16GB")
     ap.add_argument("--check", metavar="OUT", help="compare with webevo's output directory OUT")
     ap.add_argument("--run-webevo", action="store_true", help="run webevo (jobs/discovery.toml) and compare")
+    ap.add_argument("--last-only", action="store_true",
+                    help="recompute the last snapshot only (reading the whole history it depends on)")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args()
 
-    peer = run_peer(args.crawl, args.threads, args.memory_limit, progress=not args.quiet)
+    peer = run_peer(args.crawl, args.threads, args.memory_limit, progress=not args.quiet,
+                    last_only=args.last_only)
     text = to_json(peer)
     if args.json:
         with open(args.json, "w") as f:
