@@ -198,18 +198,32 @@ impl Intervals {
             score: -self.unchanged,
             slope: 0.0,
         };
+        // The value's terms `ln(1 + 1/e)` are summed as the logarithm of a
+        // running product (one `ln` per evaluation, not per interval), folded
+        // into the sum before it could overflow; a repeated or huge factor takes
+        // its own `ln`.
+        let mut product = 1.0f64;
         for &(tau, c) in &self.changed {
             // With `e = e^{λτ} − 1`: `ln(1 − e^{−λτ}) = −ln(1 + 1/e)`, the score's
             // term is `τ/e`, the curvature's `−τ²(1 + e)/e²`. Written in `1/e`
             // they stay finite when `λτ` is large (`e = ∞`).
             let inv = 1.0 / (lambda * tau).exp_m1();
-            let c = c as f64;
             if with_value {
-                lik.value -= c * inv.ln_1p();
+                if c == 1 && inv < 1e30 {
+                    product *= 1.0 + inv;
+                    if product > 1e250 {
+                        lik.value -= product.ln();
+                        product = 1.0;
+                    }
+                } else {
+                    lik.value -= c as f64 * inv.ln_1p();
+                }
             }
+            let c = c as f64;
             lik.score += c * tau * inv;
             lik.slope -= c * tau * tau * inv * (1.0 + inv);
         }
+        lik.value -= product.ln();
         lik
     }
 
@@ -296,12 +310,24 @@ impl Intervals {
         let log_w: Vec<f64> = rates
             .iter()
             .map(|&r| {
-                let changed: f64 = self
-                    .changed
-                    .iter()
-                    .map(|&(tau, c)| c as f64 * (-(-r * tau).exp_m1()).ln())
-                    .sum();
-                changed - r * self.unchanged
+                // `Σ c ln(1 − e^{−rτ})` as the logarithm of a running product:
+                // one `ln` per class instead of one per interval (each factor is
+                // in (0, 1]; the product is folded into the sum before it could
+                // underflow, and a repeated or tiny factor takes its own `ln`).
+                let (mut changed, mut product) = (0.0f64, 1.0f64);
+                for &(tau, c) in &self.changed {
+                    let p = -(-r * tau).exp_m1();
+                    if c == 1 && p > 1e-30 {
+                        product *= p;
+                        if product < 1e-250 {
+                            changed += product.ln();
+                            product = 1.0;
+                        }
+                    } else {
+                        changed += c as f64 * p.ln();
+                    }
+                }
+                changed + product.ln() - r * self.unchanged
             })
             .collect();
         let best = (0..log_w.len()).fold(0, |b, i| if log_w[i] > log_w[b] { i } else { b });
