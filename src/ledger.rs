@@ -243,6 +243,15 @@ impl Ledger {
     pub fn restore(&mut self, seq: Seq, records: Vec<StateRecord>) -> Vec<(LedgerOut, i64)> {
         let mut out = Vec::new();
         for rec in records {
+            self.restore_record(rec, &mut out);
+        }
+        self.restored(seq, out)
+    }
+
+    /// Takes one persisted record into the ledger (at the restore epoch, before
+    /// [`Self::restored`]); what it hands downstream goes to `out`.
+    pub fn restore_record(&mut self, rec: StateRecord, out: &mut Vec<(LedgerOut, i64)>) {
+        {
             match rec {
                 StateRecord::Page(id, st) => {
                     self.pages.insert(id, st);
@@ -275,6 +284,12 @@ impl Ledger {
                 }
             }
         }
+    }
+
+    /// Completes a restore of snapshot `seq` from the records taken so far,
+    /// returning `out` with the updates that make downstream collections hold
+    /// that snapshot's state.
+    pub fn restored(&mut self, seq: Seq, mut out: Vec<(LedgerOut, i64)>) -> Vec<(LedgerOut, i64)> {
         if let Some(book) = self.change.as_mut() {
             let hosts = &self.hosts;
             let counts = book.restored(&self.pages, &|h| hosts[&h].name.clone());

@@ -358,6 +358,7 @@ fn run_worker(
         plan: plan.clone(),
         log: log.clone(),
         index,
+        peers,
         ledger: Rc::new(RefCell::new(Ledger::default())),
     };
     let (mut input, probe) = worker.dataflow::<Seq, _, _>(|scope| {
@@ -394,12 +395,18 @@ fn run_worker(
         }
         let started = Instant::now();
         let mut records = 0u64;
-        let result = ledger_op::send_state(&ctx, peers, &mut |rec| {
-            records += 1;
-            input.send(rec)
-        });
+        // With as many workers as wrote the state, the ledger reads its own
+        // part files in place (see `ledger_op::restore`); else they are routed.
+        let result = match crate::state::own_parts(&plan.state_dir, peers, index) {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => ledger_op::send_state(&ctx, peers, &mut |rec| {
+                records += 1;
+                input.send(rec)
+            }),
+            Err(e) => Err(e),
+        };
         let mut l = log.borrow_mut();
-        l.state_records_read = records;
+        l.state_records_read += records;
         if let Err(e) = result {
             l.error(e);
         }

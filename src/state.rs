@@ -3,7 +3,8 @@
 //! Each worker writes the ledger state of its hosts as a stream of bincode
 //! [`StateRecord`]s to its own part file. The next run may use any number of
 //! workers: each reads the part files `j` with `j % peers == index` and routes the
-//! records by host, exactly like fresh input. The state holds one snapshot's worth
+//! records by host, exactly like fresh input; or, with as many workers as wrote
+//! them, reads its own parts in place ([`own_parts`]). The state holds one snapshot's worth
 //! of data (page summaries, the last link set), never the history.
 
 use std::fs::File;
@@ -95,6 +96,38 @@ pub fn part_files(state_dir: &Path) -> Result<Vec<PathBuf>, OutputError> {
     }
     parts.sort();
     Ok(parts)
+}
+
+/// The part files of worker `index` (`ledger-`, `sites-`, `rank-`, `echo-`
+/// parts numbered `index`) when the state was written by as many workers as
+/// `peers`: each worker then wrote exactly the hosts that route to it now, so
+/// it reads its own parts in place instead of routing every record through
+/// the exchange. `None` when the numbers differ (the records are then routed).
+pub fn own_parts(
+    state_dir: &Path,
+    peers: usize,
+    index: usize,
+) -> Result<Option<Vec<PathBuf>>, OutputError> {
+    let parts = part_files(state_dir)?;
+    let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let writers = parts
+        .iter()
+        .filter(|p| name(p).is_some_and(|n| n.starts_with("ledger-")))
+        .count();
+    if writers != peers {
+        return Ok(None);
+    }
+    // `<kind>-<index>.bin`, or `<kind>-<index>-<what>.bin` (the ECHO parts).
+    let writer = |n: &str| -> Option<usize> {
+        let rest = n.split_once('-')?.1;
+        rest.split(['-', '.']).next()?.parse().ok()
+    };
+    Ok(Some(
+        parts
+            .into_iter()
+            .filter(|p| name(p).and_then(|n| writer(&n)) == Some(index))
+            .collect(),
+    ))
 }
 
 /// Writes state records to one part file.

@@ -44,6 +44,8 @@ pub struct WorkerCtx {
     pub plan: Arc<RunPlan>,
     pub log: Rc<RefCell<WorkerLog>>,
     pub index: usize,
+    /// Workers in the run, over all processes.
+    pub peers: usize,
     /// This worker's ledger, shared read-only with stages that look up URLs of
     /// pages on its hosts (a page's URL never changes once known).
     pub ledger: Rc<RefCell<Ledger>>,
