@@ -216,3 +216,47 @@ impl<R: Read> Read for CountingReader<R> {
         Ok(n)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A worker's own parts are those numbered by it, of every kind (the ECHO
+    /// parts carry a further name), and only when as many workers wrote them.
+    #[test]
+    fn own_parts_follow_the_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "ledger-00000.bin",
+            "ledger-00001.bin",
+            "sites-00001.bin",
+            "rank-00000.bin",
+            "echo-00001-pages.bin",
+            "echo-00001-sources.bin",
+            "notes.txt",
+        ] {
+            std::fs::write(dir.path().join(name), b"").unwrap();
+        }
+        let names = |peers, index| {
+            own_parts(dir.path(), peers, index).unwrap().map(|v| {
+                v.iter()
+                    .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            names(2, 1).unwrap(),
+            [
+                "echo-00001-pages.bin",
+                "echo-00001-sources.bin",
+                "ledger-00001.bin",
+                "sites-00001.bin"
+            ]
+        );
+        assert_eq!(names(2, 0).unwrap(), ["ledger-00000.bin", "rank-00000.bin"]);
+        assert_eq!(names(3, 0), None);
+        assert_eq!(names(1, 0), None);
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(own_parts(empty.path(), 1, 0).unwrap(), None);
+    }
+}
