@@ -292,7 +292,9 @@ pub struct ChangeBook {
     /// Pages touched in the current snapshot, with their old contributions
     /// already retracted into `counts`.
     touched: Vec<PageId>,
-    touched_set: std::collections::HashSet<PageId, foldhash::fast::FixedState>,
+    /// The touched pages' change count and summed intervals before this
+    /// snapshot: what their Poisson-check windows were counted from.
+    touched_set: FastMap<PageId, (u32, f64)>,
     touched_groups: FastMap<GroupKey, ()>,
     counts: FastMap<ChangeKey, i64>,
     scratch: Intervals,
@@ -352,7 +354,7 @@ impl ChangeBook {
             }
             let class = DomainClass::of_host(&name);
             let counts = &mut self.counts;
-            Self::contributions(&self.settings, st, &self.pages[id], class, |k, c| {
+            Self::contributions(&self.settings, st, &self.pages[id], class, true, |k, c| {
                 *counts.entry(k).or_default() += c
             });
         }
@@ -388,15 +390,18 @@ impl ChangeBook {
     /// Retracts a page's contributions before it changes at this snapshot (once
     /// per snapshot), given its state before the change.
     pub fn touch(&mut self, page: PageId, before: &PageState, class: DomainClass) {
-        if !self.touched_set.insert(page) {
+        if self.touched_set.contains_key(&page) {
             return;
         }
+        let mut summary = (0, 0.0);
         if let Some(h) = self.pages.get(&page) {
             let counts = &mut self.counts;
-            Self::contributions(&self.settings, before, h, class, |k, c| {
+            Self::contributions(&self.settings, before, h, class, false, |k, c| {
                 *counts.entry(k).or_default() -= c
             });
+            summary = (h.changes, h.total_s);
         }
+        self.touched_set.insert(page, summary);
         self.touched.push(page);
     }
 
@@ -475,6 +480,7 @@ impl ChangeBook {
         st: &PageState,
         h: &PageHistory,
         class: DomainClass,
+        poisson: bool,
         mut add: impl FnMut(ChangeKey, i64),
     ) {
         let both = [class, DomainClass::All];
@@ -509,28 +515,39 @@ impl ChangeBook {
                 add(ChangeKey::FreshSum(d), (f * FRESHNESS_SCALE).round() as i64);
             }
         }
-        if let Some(avg) = avg.filter(|_| x >= 2) {
-            let width = p.poisson_bucket_days * DAY;
-            let in_band = |band: &[f64; 2]| avg >= band[0] * DAY && avg < band[1] * DAY;
-            if !p.poisson_bands_days.iter().any(in_band) {
-                return;
-            }
-            let times = h.change_times();
-            for (b, band) in p.poisson_bands_days.iter().enumerate() {
-                if !in_band(band) {
-                    continue;
-                }
-                let b = b as u8;
-                let k_max = (4.0 * band[1] / p.poisson_bucket_days).ceil() as u32;
-                for w in times.windows(2) {
-                    let d = (w[1] - w[0]) as f64 / 1e6;
-                    let k = ((d / width).round() as u32).min(k_max);
-                    add(ChangeKey::PoissonCount(b), 1);
-                    add(ChangeKey::PoissonSeconds(b), d.round() as i64);
-                    add(ChangeKey::PoissonBucket(b, k), 1);
-                }
+        if poisson {
+            let bands = poisson_bands(p, x, total);
+            if bands != 0 {
+                let times = h.change_times();
+                poisson_windows(p, bands, &times, 1, &mut add);
             }
         }
+    }
+
+    /// The Poisson check's counts of a touched page, given its change count and
+    /// summed intervals before the snapshot (`before`): a page's change times only
+    /// grow at the end, so in a band it stays in only its new windows are added,
+    /// and only a band it leaves or enters takes all of them. The windows then
+    /// cost the page's new changes, not its history.
+    fn poisson_delta(
+        settings: &BookSettings,
+        h: &PageHistory,
+        before: (u32, f64),
+        mut add: impl FnMut(ChangeKey, i64),
+    ) {
+        let p = &settings.params;
+        let old = poisson_bands(p, u64::from(before.0), before.1);
+        let new = poisson_bands(p, u64::from(h.changes), h.total_s);
+        if old == 0 && new == 0 {
+            return;
+        }
+        let times = h.change_times();
+        // The windows counted before: those between the first `before.0` changes.
+        let counted = (before.0 as usize).min(times.len());
+        poisson_windows(p, old & !new, &times[..counted], -1, &mut add);
+        poisson_windows(p, new & !old, &times, 1, &mut add);
+        let kept = counted.saturating_sub(1);
+        poisson_windows(p, old & new, &times[kept..], 1, &mut add);
     }
 
     /// Finishes snapshot `t`: adds the touched pages' new contributions, and
@@ -544,7 +561,7 @@ impl ChangeBook {
     ) -> BookOut {
         let mut out = BookOut::default();
         let mut touched = std::mem::take(&mut self.touched);
-        self.touched_set.clear();
+        let before = std::mem::take(&mut self.touched_set);
         touched.sort_unstable();
         let params = self.settings.params.clone();
         for id in &touched {
@@ -562,9 +579,10 @@ impl ChangeBook {
             let host = host_names(st.host);
             let class = DomainClass::of_host(&host);
             let counts = &mut self.counts;
-            Self::contributions(&self.settings, st, &self.pages[id], class, |k, c| {
-                *counts.entry(k).or_default() += c
-            });
+            let h = &self.pages[id];
+            let mut add = |k, c| *counts.entry(k).or_default() += c;
+            Self::contributions(&self.settings, st, h, class, false, &mut add);
+            Self::poisson_delta(&self.settings, h, before[id], &mut add);
             let censoring =
                 Censoring::of(st.first_fetched == Some(self.settings.first_seq), st.alive);
             let span = span_s(st);
@@ -606,6 +624,10 @@ impl ChangeBook {
                 hi: mle.hi.map(f64::to_bits),
             });
         }
+        // Keep the map's allocation for the next snapshot.
+        let mut before = before;
+        before.clear();
+        self.touched_set = before;
         out.plan = self.plan(states, alive);
         out.counts = self.counts.drain().filter(|(_, c)| *c != 0).collect();
         out.counts.sort_unstable();
@@ -660,6 +682,50 @@ fn rate_of(mle: &Mle, intervals: u64, p: &ChangeParams) -> Option<f64> {
         mle.planning_rate()
     } else {
         None
+    }
+}
+
+/// The Poisson check's bands (a bit each) a page with `x` changes over `total`
+/// seconds of intervals falls in: its average change interval, with at least two
+/// changes.
+fn poisson_bands(p: &ChangeParams, x: u64, total: f64) -> u64 {
+    if x < 2 {
+        return 0;
+    }
+    let avg = total / x as f64;
+    p.poisson_bands_days
+        .iter()
+        .enumerate()
+        .filter(|(_, band)| avg >= band[0] * DAY && avg < band[1] * DAY)
+        .fold(0, |m, (b, _)| m | 1 << b)
+}
+
+/// Adds `sign` times the windows between consecutive `times` (µs) to the
+/// Poisson check's counts of every band in `bands`.
+fn poisson_windows(
+    p: &ChangeParams,
+    bands: u64,
+    times: &[u64],
+    sign: i64,
+    add: &mut impl FnMut(ChangeKey, i64),
+) {
+    if bands == 0 {
+        return;
+    }
+    let width = p.poisson_bucket_days * DAY;
+    for (b, band) in p.poisson_bands_days.iter().enumerate() {
+        if bands & (1 << b) == 0 {
+            continue;
+        }
+        let b = b as u8;
+        let k_max = (4.0 * band[1] / p.poisson_bucket_days).ceil() as u32;
+        for w in times.windows(2) {
+            let d = (w[1] - w[0]) as f64 / 1e6;
+            let k = ((d / width).round() as u32).min(k_max);
+            add(ChangeKey::PoissonCount(b), sign);
+            add(ChangeKey::PoissonSeconds(b), sign * d.round() as i64);
+            add(ChangeKey::PoissonBucket(b, k), sign);
+        }
     }
 }
 
