@@ -574,10 +574,7 @@ def new_snapshot_times(args, data, base, workers):
     print(f"discovery: webevo run of snapshots {snaps[0]}-{snaps[-2]}, then of snapshot {last} alone...",
           file=sys.stderr)
     discovery_sql.run_webevo(history, out, workers)
-    started = time.perf_counter()
-    subprocess.run([WEBEVO, "run", "--input", data, "--output", out, "--job", "jobs/discovery.toml", "-q",
-                    "-w", str(workers)], check=True, cwd=ROOT)
-    web_inc = time.perf_counter() - started
+    web_inc = discovery_sql.run_webevo(data, out, workers, fresh=False)
     print(f"discovery: the SQL peer recomputing snapshot {last}...", file=sys.stderr)
     peer, sql_wall, timed_out = run_sql_peer(data, os.path.join(base, "discovery_sql_last.json"), workers,
                                              args.sql_timeout, last_only=True)

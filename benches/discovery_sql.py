@@ -283,9 +283,11 @@ def compare(peer, out):
     return mismatches, notes
 
 
-def run_webevo(crawl, out, workers=1, job="jobs/discovery.toml"):
-    """Runs `webevo run` on CRAWL into a fresh OUT; returns its wall seconds."""
-    shutil.rmtree(out, ignore_errors=True)
+def run_webevo(crawl, out, workers=1, job="jobs/discovery.toml", fresh=True):
+    """Runs `webevo run` on CRAWL into OUT (emptied first when `fresh`; else the
+    run continues from what OUT has committed); returns its wall seconds."""
+    if fresh:
+        shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
     subprocess.run([WEBEVO, "run", "--input", crawl, "--output", out, "--job", job, "-q", "-w", str(workers)],
                    check=True, cwd=ROOT)

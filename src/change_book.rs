@@ -290,11 +290,10 @@ pub struct ChangeBook {
     pages: FastMap<PageId, PageHistory>,
     groups: FastMap<GroupKey, Group>,
     /// Pages touched in the current snapshot, with their old contributions
-    /// already retracted into `counts`.
-    touched: Vec<PageId>,
-    /// The touched pages' change count and summed intervals before this
-    /// snapshot: what their Poisson-check windows were counted from.
-    touched_set: FastMap<PageId, (u32, f64)>,
+    /// already retracted into `counts`, each with its change count and summed
+    /// intervals before the snapshot: what its Poisson-check windows were
+    /// counted from.
+    touched: FastMap<PageId, (u32, f64)>,
     touched_groups: FastMap<GroupKey, ()>,
     counts: FastMap<ChangeKey, i64>,
     scratch: Intervals,
@@ -316,8 +315,7 @@ impl ChangeBook {
             settings,
             pages: FastMap::default(),
             groups: FastMap::default(),
-            touched: Vec::new(),
-            touched_set: Default::default(),
+            touched: FastMap::default(),
             touched_groups: FastMap::default(),
             counts: FastMap::default(),
             scratch: Intervals::default(),
@@ -390,7 +388,7 @@ impl ChangeBook {
     /// Retracts a page's contributions before it changes at this snapshot (once
     /// per snapshot), given its state before the change.
     pub fn touch(&mut self, page: PageId, before: &PageState, class: DomainClass) {
-        if self.touched_set.contains_key(&page) {
+        if self.touched.contains_key(&page) {
             return;
         }
         let mut summary = (0, 0.0);
@@ -401,8 +399,7 @@ impl ChangeBook {
             });
             summary = (h.changes, h.total_s);
         }
-        self.touched_set.insert(page, summary);
-        self.touched.push(page);
+        self.touched.insert(page, summary);
     }
 
     /// Records an observation of `page` at snapshot `t`, given its state before
@@ -560,8 +557,7 @@ impl ChangeBook {
         host_names: &dyn Fn(HostId) -> String,
     ) -> BookOut {
         let mut out = BookOut::default();
-        let mut touched = std::mem::take(&mut self.touched);
-        let before = std::mem::take(&mut self.touched_set);
+        let mut touched: Vec<PageId> = self.touched.keys().copied().collect();
         touched.sort_unstable();
         let params = self.settings.params.clone();
         for id in &touched {
@@ -582,7 +578,7 @@ impl ChangeBook {
             let h = &self.pages[id];
             let mut add = |k, c| *counts.entry(k).or_default() += c;
             Self::contributions(&self.settings, st, h, class, false, &mut add);
-            Self::poisson_delta(&self.settings, h, before[id], &mut add);
+            Self::poisson_delta(&self.settings, h, self.touched[id], &mut add);
             let censoring =
                 Censoring::of(st.first_fetched == Some(self.settings.first_seq), st.alive);
             let span = span_s(st);
@@ -624,10 +620,7 @@ impl ChangeBook {
                 hi: mle.hi.map(f64::to_bits),
             });
         }
-        // Keep the map's allocation for the next snapshot.
-        let mut before = before;
-        before.clear();
-        self.touched_set = before;
+        self.touched.clear();
         out.plan = self.plan(states, alive);
         out.counts = self.counts.drain().filter(|(_, c)| *c != 0).collect();
         out.counts.sort_unstable();

@@ -239,7 +239,9 @@ impl Ledger {
     }
 
     /// Rebuilds the ledger from persisted state of snapshot `seq` and returns the
-    /// updates that make downstream collections hold that snapshot's state.
+    /// updates that make downstream collections hold that snapshot's state (the
+    /// ledger operator takes records one by one, as it reads them).
+    #[cfg(test)]
     pub fn restore(&mut self, seq: Seq, records: Vec<StateRecord>) -> Vec<(LedgerOut, i64)> {
         let mut out = Vec::new();
         for rec in records {
@@ -251,37 +253,35 @@ impl Ledger {
     /// Takes one persisted record into the ledger (at the restore epoch, before
     /// [`Self::restored`]); what it hands downstream goes to `out`.
     pub fn restore_record(&mut self, rec: StateRecord, out: &mut Vec<(LedgerOut, i64)>) {
-        {
-            match rec {
-                StateRecord::Page(id, st) => {
-                    self.pages.insert(id, st);
+        match rec {
+            StateRecord::Page(id, st) => {
+                self.pages.insert(id, st);
+            }
+            StateRecord::Host(id, st) => {
+                out.push((
+                    LedgerOut::HostName(HostKey {
+                        host: id,
+                        key: st.name.clone(),
+                    }),
+                    1,
+                ));
+                self.hosts.insert(id, st);
+            }
+            StateRecord::Link(l) => self.links.push(l),
+            StateRecord::Event(k, c) => self.events.push((k, c)),
+            StateRecord::Site(host, bytes) => {
+                out.push((LedgerOut::Restored(HostKey { host, key: bytes }), 1))
+            }
+            StateRecord::Change(_, page, h) => {
+                if let Some(book) = self.change.as_mut() {
+                    book.restore_page(page, h);
                 }
-                StateRecord::Host(id, st) => {
-                    out.push((
-                        LedgerOut::HostName(HostKey {
-                            host: id,
-                            key: st.name.clone(),
-                        }),
-                        1,
-                    ));
-                    self.hosts.insert(id, st);
-                }
-                StateRecord::Link(l) => self.links.push(l),
-                StateRecord::Event(k, c) => self.events.push((k, c)),
-                StateRecord::Site(host, bytes) => {
-                    out.push((LedgerOut::Restored(HostKey { host, key: bytes }), 1))
-                }
-                StateRecord::Change(_, page, h) => {
-                    if let Some(book) = self.change.as_mut() {
-                        book.restore_page(page, h);
-                    }
-                }
-                StateRecord::Rank(host, page, rank) => {
-                    out.push((LedgerOut::RankPrev(host, page, rank), 1))
-                }
-                StateRecord::Echo(host, bytes) => {
-                    out.push((LedgerOut::Echo(EchoMsg::Restored(host, bytes)), 1))
-                }
+            }
+            StateRecord::Rank(host, page, rank) => {
+                out.push((LedgerOut::RankPrev(host, page, rank), 1))
+            }
+            StateRecord::Echo(host, bytes) => {
+                out.push((LedgerOut::Echo(EchoMsg::Restored(host, bytes)), 1))
             }
         }
     }

@@ -64,6 +64,12 @@ pub fn route(host: HostId) -> u64 {
     differential_dataflow::Hashable::hashed(&host)
 }
 
+/// The worker of `peers` that owns `host`: where timely's exchange sends what is
+/// routed by [`route`].
+pub fn owner(host: HostId, peers: usize) -> usize {
+    (route(host) % peers as u64) as usize
+}
+
 /// Facts counted per host and snapshot; their accumulated counts are the
 /// `host_snapshots` table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

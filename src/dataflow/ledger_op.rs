@@ -14,7 +14,7 @@ use crate::error::OutputError;
 use crate::ingest::Record;
 use crate::job::Analysis;
 use crate::ledger::{Batch, EchoScan, Ledger, LedgerOut};
-use crate::model::Seq;
+use crate::model::{owner, Seq};
 use crate::output::batch::RowContext;
 use crate::output::parquet::{part_path, write_rows};
 use crate::output::rows::PageRow;
@@ -136,7 +136,7 @@ fn restore(
             let mut misplaced = None;
             state::read_part(part, |rec: StateRecord| {
                 records += 1;
-                if (crate::model::route(rec.host()) % ctx.peers as u64) as usize != ctx.index {
+                if owner(rec.host(), ctx.peers) != ctx.index {
                     misplaced.get_or_insert(rec.host());
                 }
                 ledger.restore_record(rec, &mut out);

@@ -35,7 +35,7 @@ use crate::error::OutputError;
 use crate::ingest::{TrustWeights, UrlText};
 use crate::job::Analysis;
 use crate::ledger::{LedgerOut, RankNode};
-use crate::model::{route, HostId, PageId, Seq};
+use crate::model::{owner, HostId, PageId, Seq};
 use crate::output::rankmass::{
     HostRankRow, PageRankRow, PageRankRunRow, RankmassCurveRow, RankmassOrderRow,
     RankmassSummaryRow,
@@ -225,9 +225,8 @@ impl Part {
             p.add(n.page, n.host, n.url, file);
         }
         // Order the slots by owner, then first use, and renumber the edges.
-        let owner = |h: HostId| (route(h) % peers as u64) as usize;
         let mut order: Vec<u32> = (0..p.slots.len() as u32).collect();
-        order.sort_by_key(|&k| owner(p.slots[k as usize].1));
+        order.sort_by_key(|&k| owner(p.slots[k as usize].1, peers));
         let mut renumber = vec![0u32; order.len()];
         for (new, &old) in order.iter().enumerate() {
             renumber[old as usize] = new as u32;
@@ -239,7 +238,7 @@ impl Part {
         let mut start = 0;
         p.runs = (0..peers)
             .map(|w| {
-                let end = start + p.slots[start..].partition_point(|s| owner(s.1) == w);
+                let end = start + p.slots[start..].partition_point(|s| owner(s.1, peers) == w);
                 let r = start..end;
                 start = end;
                 r
