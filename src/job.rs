@@ -397,6 +397,9 @@ pub struct RankmassParams {
     /// PageRank stops at the first step whose L1 change is below this.
     pub tolerance: f64,
     pub max_iterations: u32,
+    /// The over-relaxation `ω` of each step's sweep (1: Gauss-Seidel within
+    /// hosts); a step that shrinks the L1 change by less than `d` falls back to 1.
+    pub relaxation: f64,
     /// Start each snapshot from the previous snapshot's vector.
     pub warm_start: bool,
     /// Also iterate from the trust vector, to report the steps a warm start saves.
@@ -419,6 +422,7 @@ impl Default for RankmassParams {
             damping: 0.85,
             tolerance: 1e-9,
             max_iterations: 1000,
+            relaxation: 1.2,
             warm_start: true,
             measure_cold: false,
             orderings: true,
@@ -446,6 +450,12 @@ impl RankmassParams {
         }
         if self.max_iterations == 0 {
             return Err("rankmass.max_iterations must be at least 1".into());
+        }
+        if !(self.relaxation >= 1.0 && self.relaxation < 2.0) {
+            return Err(format!(
+                "rankmass.relaxation = {} is not in [1, 2)",
+                self.relaxation
+            ));
         }
         if let Some(w) = self.windows.iter().find(|w| !(**w > 0.0 && **w <= 1.0)) {
             return Err(format!("rankmass.windows: {w} is not in (0, 1]"));
@@ -728,6 +738,10 @@ mod tests {
         assert_eq!(j.change.budget_per_day, 5.0);
         assert_eq!(j.change.class_name(3), "91.25d");
         assert_eq!(j.change.class_name(0), "1d");
+        assert!(Job::parse("[rankmass]\nrelaxation = 0.9", p).is_err());
+        assert!(Job::parse("[rankmass]\nrelaxation = 2", p).is_err());
+        let j = Job::parse("[rankmass]\nrelaxation = 1", p).unwrap();
+        assert_eq!(j.rankmass.relaxation, 1.0);
     }
 
     #[test]

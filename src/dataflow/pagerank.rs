@@ -28,7 +28,9 @@ use timely::dataflow::operators::{Capability, ConnectLoop, Enter, Feedback, Leav
 use timely::dataflow::Stream;
 use timely::order::Product;
 
-use crate::algo::pagerank::{is_main_page, tolerance_units, trust_share, Damping, ONE};
+use crate::algo::pagerank::{
+    is_main_page, tolerance_units, trust_share, Damping, Relaxation, Relaxed, ONE,
+};
 use crate::dataflow::rankmass::Orders;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
@@ -303,13 +305,21 @@ impl Part {
 /// are kept by their target, as lists of source nodes, so a step gathers each
 /// node's mass from its in-neighbours' shares (reads from scattered places, a
 /// sequential write) rather than scattering into it (a read, an add and a
-/// write at a scattered place per edge). Edges into other workers' slots are
-/// kept by source, and their mass is scattered and sent. With one worker every
-/// edge is local and a step sends nothing.
+/// write at a scattered place per edge). Those within a host are listed apart:
+/// a step sweeps each host's pages in order and reads their sources' shares as
+/// the sweep leaves them (Gauss-Seidel within the host), while edges between
+/// hosts carry the shares of the step's start, wherever the hosts live, so the
+/// iterates do not depend on how hosts are spread over workers. Edges into
+/// other workers' slots are kept by source, and their mass is scattered and
+/// sent. With one worker every edge is local and a step sends nothing.
 #[derive(Default)]
 struct Split {
+    /// In-neighbours on this worker in another host.
     in_offsets: Vec<u32>,
     in_sources: Vec<u32>,
+    /// In-neighbours in the same host.
+    host_offsets: Vec<u32>,
+    host_sources: Vec<u32>,
     remote_offsets: Vec<u32>,
     /// Other workers' slots, numbered without this worker's own run (see
     /// [`Split::remote_run`]), so a step's scatter buffer holds nothing unused.
@@ -325,14 +335,15 @@ impl Split {
         let positions = &p.inbound[me];
         let n = p.pages.len();
         let mut s = Split {
-            in_offsets: vec![0; n + 1],
             remote_offsets: vec![0],
             remote_slots: p.slots.len() - own.len(),
             own: own.clone(),
             ..Split::default()
         };
-        // (source, target) of the local edges, in source order.
-        let mut local: Vec<(u32, u32)> = Vec::new();
+        // (source, target) of the local edges, in source order, between hosts
+        // and within one.
+        let mut cross: Vec<(u32, u32)> = Vec::new();
+        let mut within: Vec<(u32, u32)> = Vec::new();
         for i in 0..p.offsets.len().saturating_sub(1) {
             let (lo, hi) = (p.offsets[i] as usize, p.offsets[i + 1] as usize);
             for &slot in &p.targets[lo..hi] {
@@ -341,8 +352,12 @@ impl Split {
                     // nowhere (the error is logged where the edges arrive).
                     let node = positions[slot as usize - own.start];
                     if node != u32::MAX {
-                        local.push((i as u32, node));
-                        s.in_offsets[node as usize + 1] += 1;
+                        let edges = if p.hosts[i] == p.hosts[node as usize] {
+                            &mut within
+                        } else {
+                            &mut cross
+                        };
+                        edges.push((i as u32, node));
                     }
                 } else if (slot as usize) < own.start {
                     s.remote_targets.push(slot);
@@ -352,22 +367,19 @@ impl Split {
             }
             s.remote_offsets.push(s.remote_targets.len() as u32);
         }
-        for v in 0..n {
-            s.in_offsets[v + 1] += s.in_offsets[v];
-        }
-        // A counting sort by target; sources stay in ascending order per target.
-        let mut fill: Vec<u32> = s.in_offsets[..n].to_vec();
-        s.in_sources = vec![0; local.len()];
-        for (u, v) in local {
-            s.in_sources[fill[v as usize] as usize] = u;
-            fill[v as usize] += 1;
-        }
+        (s.in_offsets, s.in_sources) = by_target(n, &cross);
+        (s.host_offsets, s.host_sources) = by_target(n, &within);
         s
     }
 
-    /// Node `v`'s in-neighbours on this worker.
+    /// Node `v`'s in-neighbours on this worker in other hosts.
     fn in_sources(&self, v: usize) -> &[u32] {
         &self.in_sources[self.in_offsets[v] as usize..self.in_offsets[v + 1] as usize]
+    }
+
+    /// Node `v`'s in-neighbours in its host.
+    fn host_sources(&self, v: usize) -> &[u32] {
+        &self.host_sources[self.host_offsets[v] as usize..self.host_offsets[v + 1] as usize]
     }
 
     /// Where another worker's run of slots lies in the remote numbering: runs
@@ -387,6 +399,25 @@ impl Split {
             None => &[],
         }
     }
+}
+
+/// `(source, target)` edges of `n` nodes, given in source order, as a CSR of
+/// each target's sources (ascending), by a counting sort.
+fn by_target(n: usize, edges: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
+    let mut offsets = vec![0u32; n + 1];
+    for &(_, v) in edges {
+        offsets[v as usize + 1] += 1;
+    }
+    for v in 0..n {
+        offsets[v + 1] += offsets[v];
+    }
+    let mut fill: Vec<u32> = offsets[..n].to_vec();
+    let mut sources = vec![0u32; edges.len()];
+    for &(u, v) in edges {
+        sources[fill[v as usize] as usize] = u;
+        fill[v as usize] += 1;
+    }
+    (offsets, sources)
 }
 
 /// Where the current snapshot stands.
@@ -411,6 +442,9 @@ struct Solver {
     d: Damping,
     tol: u128,
     max_iterations: u32,
+    omega: Relaxation,
+    /// Per vector, the relaxation of its steps (see `algo::pagerank::Relaxed`).
+    relaxed: [Relaxed; 2],
     warm_start: bool,
     measure_cold: bool,
     part: Part,
@@ -420,10 +454,11 @@ struct Solver {
     /// the graph's edges are announced.
     split: Split,
     /// Buffers reused by every step: per live vector, the mass for other
-    /// workers' slots and the mass for this worker's own nodes.
+    /// workers' slots, the mass for this worker's own nodes from other hosts,
+    /// and each node's share per outlink `d r / c` (the sweep updates it).
     acc: [Vec<u64>; 2],
     local: [Vec<u64>; 2],
-    shares: Vec<u64>,
+    shares: [Vec<u64>; 2],
     next: Vec<u64>,
     active: [bool; 2],
     iterations: [u32; 2],
@@ -459,8 +494,25 @@ impl Solver {
         (0..2).filter(|v| self.active[*v]).collect()
     }
 
+    /// Each live vector's shares, from the vector itself (the sweep keeps
+    /// them up to date from then on).
+    fn fill_shares(&mut self) {
+        for v in self.live() {
+            let p = &self.part;
+            let d = self.d;
+            self.shares[v].clear();
+            self.shares[v].extend(self.x[v].iter().enumerate().map(
+                |(i, &r)| match p.out_degree(i) {
+                    0 => 0,
+                    c => d.share(r, c),
+                },
+            ));
+        }
+    }
+
     /// Sends the shares of the active vectors and this worker's sums. The mass
-    /// for this worker's own nodes is gathered in place, into `local`.
+    /// for this worker's own nodes from other hosts is gathered in place, into
+    /// `local`; the sweep adds the mass from their own hosts.
     fn send_step(&mut self, change: [u128; 2], out: &mut Vec<Out>) {
         let live = self.live();
         let p = &self.part;
@@ -469,21 +521,16 @@ impl Solver {
         let mut dangling = [0u128; 2];
         for &v in &live {
             let (acc, local, x) = (&mut self.acc[v], &mut self.local[v], &self.x[v]);
-            let shares = &mut self.shares;
-            shares.clear();
-            shares.resize(n, 0);
+            let shares = &self.shares[v];
             acc.clear();
             acc.resize(split.remote_slots, 0);
             // As a slice: a store through a `Vec` would make the compiler reload
             // its pointer and length on every edge.
             let acc = acc.as_mut_slice();
-            for (i, &r) in x.iter().enumerate() {
-                let c = p.out_degree(i);
-                if c == 0 {
+            for (i, (&r, &s)) in x.iter().zip(shares).enumerate() {
+                if p.out_degree(i) == 0 {
                     dangling[v] += u128::from(r);
-                } else if r > 0 {
-                    let s = self.d.share(r, c);
-                    shares[i] = s;
+                } else if s > 0 {
                     for &slot in split.remote_edges(i) {
                         acc[slot as usize] += s;
                     }
@@ -521,6 +568,39 @@ impl Solver {
             },
             out,
         );
+    }
+
+    /// One step's sweep of vector `v` over this worker's nodes in order:
+    /// `next` holds each node's mass from other hosts; a node adds its host's
+    /// shares as the sweep leaves them and its part of the jump, becomes its
+    /// new rank, and updates its own share. Returns the L1 change.
+    fn sweep(&mut self, v: usize, jump: u128) -> u128 {
+        let p = &self.part;
+        let split = &self.split;
+        let (d, total) = (self.d, self.trust_total);
+        let next = self.next.as_mut_slice();
+        let shares = self.shares[v].as_mut_slice();
+        let x = &self.x[v];
+        let mut change = 0u128;
+        let relax = self.relaxed[v].current();
+        for i in 0..next.len() {
+            let mut r = next[i];
+            for &u in split.host_sources(i) {
+                r += shares[u as usize];
+            }
+            let w = p.trust[i];
+            if w > 0 {
+                r += trust_share(jump, w, total);
+            }
+            let r = relax.apply(r, x[i]);
+            next[i] = r;
+            let c = p.out_degree(i);
+            if c > 0 {
+                shares[i] = d.share(r, c);
+            }
+            change += u128::from(r.abs_diff(x[i]));
+        }
+        change
     }
 
     /// The snapshot's rows, and the vector kept for the next snapshot.
@@ -653,6 +733,8 @@ pub fn pagerank<'s>(
                     d: Damping::new(params.damping),
                     tol: tolerance_units(params.tolerance),
                     max_iterations: params.max_iterations,
+                    omega: Relaxation::new(params.relaxation),
+                    relaxed: [Relaxed::new(Relaxation::NONE); 2],
                     warm_start: params.warm_start,
                     measure_cold: params.measure_cold,
                     part: Part::default(),
@@ -660,7 +742,7 @@ pub fn pagerank<'s>(
                     split: Split::default(),
                     acc: [Vec::new(), Vec::new()],
                     local: [Vec::new(), Vec::new()],
-                    shares: Vec::new(),
+                    shares: [Vec::new(), Vec::new()],
                     next: Vec::new(),
                     active: [false; 2],
                     iterations: [0; 2],
@@ -840,7 +922,9 @@ pub fn pagerank<'s>(
                                     solver.x[1] = if solver.active[1] { cold } else { Vec::new() };
                                     solver.iterations = [0; 2];
                                     solver.change = [0; 2];
+                                    solver.relaxed = [Relaxed::new(solver.omega); 2];
                                     solver.solve_started = std::time::Instant::now();
+                                    solver.fill_shares();
                                     solver.send_step([0; 2], &mut emitted);
                                     phase = Phase::Step(0);
                                     false
@@ -854,6 +938,7 @@ pub fn pagerank<'s>(
                                     for v in 0..2 {
                                         if solver.active[v] {
                                             solver.change[v] = sums.change[v];
+                                            solver.relaxed[v].record(solver.d, sums.change[v]);
                                             if sums.change[v] < solver.tol
                                                 || solver.iterations[v] >= solver.max_iterations
                                             {
@@ -881,9 +966,7 @@ pub fn pagerank<'s>(
                                         true
                                     }
                                 } else {
-                                    let p = &solver.part;
-                                    let n = p.pages.len();
-                                    let total = solver.trust_total;
+                                    let n = solver.part.pages.len();
                                     let mut change = [0u128; 2];
                                     for (j, &v) in sent.iter().enumerate() {
                                         if !solver.active[v] {
@@ -893,7 +976,7 @@ pub fn pagerank<'s>(
                                         std::mem::swap(next, &mut solver.local[v]);
                                         debug_assert_eq!(next.len(), n);
                                         for (from, mass) in &masses {
-                                            let positions = &p.inbound[*from as usize];
+                                            let positions = &solver.part.inbound[*from as usize];
                                             let mass = &mass[j * positions.len()..][..positions.len()];
                                             for (&i, &m) in positions.iter().zip(mass) {
                                                 if i != u32::MAX {
@@ -902,16 +985,7 @@ pub fn pagerank<'s>(
                                             }
                                         }
                                         let jump = solver.d.jump(sums.dangling[v]);
-                                        for (r, &w) in next.iter_mut().zip(&p.trust) {
-                                            if w > 0 {
-                                                *r += trust_share(jump, w, total);
-                                            }
-                                        }
-                                        change[v] = next
-                                            .iter()
-                                            .zip(&solver.x[v])
-                                            .map(|(a, b)| u128::from(a.abs_diff(*b)))
-                                            .sum();
+                                        change[v] = solver.sweep(v, jump);
                                         std::mem::swap(&mut solver.x[v], &mut solver.next);
                                         solver.iterations[v] += 1;
                                     }
