@@ -105,6 +105,9 @@ def main():
                     help="only the ECHO entry (per-snapshot cost on the news crawl, the 100k-source schedule solve)")
     ap.add_argument("--exchange-only", action="store_true",
                     help="only the exchange entry (2 processes of 1 worker on loopback: bytes between them per snapshot)")
+    ap.add_argument("--throughput-only", action="store_true",
+                    help="only the throughput entry (all analyses, 1 and 2 workers) and its scaling "
+                         "to half and double the size")
     ap.add_argument("--sql-timeout", type=float, default=1200,
                     help="seconds after which the SQL peer is stopped and reported as timed out")
     args = ap.parse_args()
@@ -126,8 +129,11 @@ def main():
     if args.exchange_only:
         exchange(args, data)
         return
+    if args.throughput_only:
+        scaling(args, throughput(args, data))
+        return
     if not args.discovery_only:
-        throughput(args, data)
+        scaling(args, throughput(args, data))
         exchange(args, data)
         change(args, data)
         rankmass(args, data)
@@ -136,12 +142,20 @@ def main():
         sys.exit(1)
 
 
-def throughput(args, data):
-    """The throughput entry: all analyses, 1 and 2 workers."""
+def throughput_runs(name, data):
+    """All analyses over `data` with 1 and 2 workers: {workers: (wall, manifest record, links)}."""
     results = {}
     for workers in (1, 2):
-        print(f"running {args.preset} with {workers} worker(s)...", file=sys.stderr)
-        results[workers] = run(data, os.path.join(ROOT, f"{args.preset}-out-w{workers}"), workers)
+        print(f"running {name} with {workers} worker(s)...", file=sys.stderr)
+        out = os.path.join(ROOT, f"{name}-out-w{workers}")
+        results[workers] = run(data, out, workers)
+        shutil.rmtree(out, ignore_errors=True)
+    return results
+
+
+def throughput(args, data):
+    """The throughput entry: all analyses, 1 and 2 workers. Returns the runs."""
+    results = throughput_runs(args.preset, data)
 
     lines = []
     date = datetime.date.today().isoformat()
@@ -175,6 +189,48 @@ def throughput(args, data):
                  "once per run, after the last snapshot. Peak memory is the process's resident high-water mark "
                  "(`VmHWM`), divided by the links of the largest snapshot.")
     write_section(args.preset, "\n".join(lines) + "\n")
+    return results
+
+
+SCALES = (0.5, 2.0)
+
+
+def scaling(args, base):
+    """The same runs at half and double the preset's hosts and pages
+    (`webevo generate --scale`), against the preset's own runs `base`."""
+    sizes = {1.0: base}
+    for scale in SCALES:
+        data = os.path.join(ROOT, f"{args.preset}-data-x{scale:g}")
+        if not os.path.isdir(data):
+            subprocess.run([WEBEVO, "generate", "-q", "--preset", args.preset, "--scale", f"{scale:g}",
+                            "--seed", "1", "--out", data], check=True)
+        sizes[scale] = throughput_runs(f"{args.preset}-x{scale:g}", data)
+        shutil.rmtree(data, ignore_errors=True)
+    lines = [f"### Scaling: `{args.preset}` preset at half, same and double size, "
+             f"{datetime.date.today().isoformat()}, webevo {revision()}", ""]
+    lines.append(f"Machine: {machine()}. Command: `make bench` (`webevo generate --preset {args.preset} "
+                 "--scale S --seed 1`, then all analyses of `jobs/all.toml` with 1 and 2 workers). "
+                 "Per snapshot: the mean over snapshots 1 to the last (snapshot 0 has no history).")
+    lines.append("")
+    lines.append("| scale | workers | links of the largest snapshot | s per snapshot | µs per link | "
+                 "links/s/worker | peak memory MiB | bytes per link | time / the preset's |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
+    mean = {}
+    for scale, results in sorted(sizes.items()):
+        for workers, (wall, record, links) in results.items():
+            secs = [s for seq, s in sorted(record["snapshot_seconds"].items(), key=lambda kv: int(kv[0]))][1:]
+            n = [links.get(int(seq), 0) for seq in sorted(record["snapshot_seconds"], key=int)][1:]
+            mean[scale, workers] = (sum(secs) / len(secs), sum(n) / len(n))
+    for scale, results in sorted(sizes.items()):
+        for workers, (wall, record, links) in results.items():
+            secs, n = mean[scale, workers]
+            peak = record["peak_rss_bytes"]
+            largest = max(links.values())
+            lines.append(f"| {scale:g} | {workers} | {largest:,} | {secs:.2f} | {secs / n * 1e6:.2f} | "
+                         f"{n / secs / workers:,.0f} | {peak / 2**20:,.0f} | {peak / largest:.0f} | "
+                         f"{secs / mean[1.0, workers][0]:.2f}x |")
+    lines.append("")
+    write_section(f"{args.preset}-scaling", "\n".join(lines) + "\n")
 
 
 def change(args, data):

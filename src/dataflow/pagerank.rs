@@ -7,11 +7,14 @@
 //!   destinations it did not list (kept links of a partial snapshot), and maps
 //!   the order to its own positions once;
 //! - round 1: every worker broadcasts its numbers of nodes, trusted pages and edges;
-//! - then one power-iteration step per round: each worker sends each worker one
-//!   dense array, the sums of its edges' shares per destination in that order
-//!   (no ids, no lookups), and broadcasts its dangling mass and its part of the
-//!   step's L1 change. Every worker adds the same integers, so all stop at the
-//!   same round with the same vector, on any number of workers.
+//! - then one step per round: each worker sends each worker one dense array,
+//!   the sums of its edges' shares per destination in that order (no ids, no
+//!   lookups), and broadcasts its dangling mass and its part of the step's L1
+//!   change; then it sweeps its nodes, host by host, each adding the shares
+//!   from other hosts (as of the step's start) to those from its own host (as
+//!   the sweep leaves them), relaxed by `ω` (docs/rankmass.md). Every worker
+//!   adds the same integers, so all stop at the same round with the same
+//!   vector, on any number of workers.
 //!
 //! The vector of the last snapshot is kept for the next snapshot's warm start and
 //! written to `_state/rank-<worker>.bin` after the run's last snapshot; the ledger

@@ -98,6 +98,21 @@ pub fn generate(
     out: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> anyhow::Result<GenerateSummary> {
+    generate_scaled(preset, 1.0, seed, out, progress)
+}
+
+/// [`generate`] with `scale` times the preset's hosts and pages (the same shape
+/// of web, bigger or smaller: for measuring how costs grow with size).
+pub fn generate_scaled(
+    preset: Preset,
+    scale: f64,
+    seed: u64,
+    out: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> anyhow::Result<GenerateSummary> {
+    if !(scale > 0.0 && scale.is_finite()) {
+        bail!("the scale must be a positive number, not {scale}");
+    }
     let snapshots = out.join("snapshots");
     if snapshots.is_dir() && snapshots.read_dir()?.next().is_some() {
         bail!("{} already exists and is not empty", snapshots.display());
@@ -107,8 +122,7 @@ pub fn generate(
         std::fs::create_dir_all(dir)
             .with_context(|| format!("Could not create {}", dir.display()))?;
     }
-    let params = Params::of(preset);
-    let total = params.snapshots;
+    let total = Params::of(preset).snapshots;
 
     let (jobs, job_queue) = mpsc::sync_channel::<(Crawl, UrlView)>(1);
     let job_queue = Mutex::new(job_queue);
@@ -121,7 +135,7 @@ pub fn generate(
         drop(done);
 
         let mut report = Report::new(total, progress);
-        let run = simulate(preset, seed, |crawl, urls| {
+        let run = simulate(preset, scale, seed, |crawl, urls| {
             while let Ok(written) = finished.try_recv() {
                 report.add(written?);
             }
@@ -187,10 +201,11 @@ struct Run {
 /// pages so far to `sink`, in order.
 fn simulate(
     preset: Preset,
+    scale: f64,
     seed: u64,
     mut sink: impl FnMut(Crawl, UrlView) -> anyhow::Result<()>,
 ) -> anyhow::Result<Run> {
-    let params = Params::of(preset);
+    let params = Params::of(preset).scaled(scale);
     let mut rng = random::sim_rng(preset as u64 + 1, seed);
     let times = clock::schedule(params.snapshots, &mut rng);
     let mut web = Web::initial(params, &mut rng, times[0]);

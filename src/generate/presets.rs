@@ -42,6 +42,13 @@ pub(crate) struct Params {
 }
 
 impl Params {
+    /// `scale` times the hosts and pages, the rest alike.
+    pub(crate) fn scaled(mut self, scale: f64) -> Params {
+        self.hosts = ((self.hosts as f64 * scale).round() as usize).max(1);
+        self.pages = ((self.pages as f64 * scale).round() as usize).max(self.hosts);
+        self
+    }
+
     pub(crate) fn of(preset: Preset) -> Params {
         match preset {
             Preset::Tiny => Params {

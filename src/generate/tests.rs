@@ -13,7 +13,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use super::model::Role;
 use super::names::Class;
-use super::{generate, simulate, GenerateSummary, Preset};
+use super::{generate, generate_scaled, simulate, GenerateSummary, Preset};
 
 fn generate_into(preset: Preset, seed: u64, dir: &Path) -> (GenerateSummary, Vec<String>) {
     let mut lines = Vec::new();
@@ -166,6 +166,29 @@ fn same_seed_gives_the_same_bytes() {
         std::fs::read(a.path().join(pages)).unwrap(),
         std::fs::read(c.path().join(pages)).unwrap()
     );
+}
+
+/// `--scale` multiplies hosts and pages: the scaling benchmark's half and
+/// double sizes are the same web, smaller or bigger.
+#[test]
+fn a_scale_multiplies_hosts_and_pages() {
+    let runs: Vec<GenerateSummary> = [1.0, 2.0]
+        .iter()
+        .map(|&scale| {
+            let dir = tempfile::tempdir().unwrap();
+            generate_scaled(Preset::Demo, scale, 1, dir.path(), &mut |_| {}).unwrap()
+        })
+        .collect();
+    for (what, one, two) in [
+        ("hosts", runs[0].hosts, runs[1].hosts),
+        ("pages", runs[0].pages, runs[1].pages),
+        ("links", runs[0].links, runs[1].links),
+    ] {
+        let ratio = two as f64 / one as f64;
+        assert!((1.8..2.2).contains(&ratio), "{what}: {two} / {one}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    assert!(generate_scaled(Preset::Tiny, 0.0, 1, dir.path(), &mut |_| {}).is_err());
 }
 
 #[test]
@@ -389,7 +412,7 @@ fn orphan_count(s: &Snapshot, new: &BTreeSet<&str>) -> usize {
 #[test]
 fn demo_change_frequency_follows_true_rates() {
     let mut crawls = Vec::new();
-    let run = simulate(Preset::Demo, 3, |crawl, _| {
+    let run = simulate(Preset::Demo, 1.0, 3, |crawl, _| {
         crawls.push(crawl);
         Ok(())
     })
