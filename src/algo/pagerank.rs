@@ -62,16 +62,8 @@ impl Relaxation {
     }
 }
 
-/// Whether a step whose L1 change is `change`, after one of `before`, shows
-/// the relaxation failing: the plain iteration shrinks the change by `d` or
-/// better once its start is forgotten, and over-relaxing past `2 / (1 + d)`
-/// can make it shrink slower or grow.
-pub fn relaxation_fails(d: Damping, change: u128, before: u128) -> bool {
-    change > d.apply(before)
-}
-
 /// The relaxation of one solve: `ω` until a step fails it (see
-/// [`relaxation_fails`]), then plain Gauss-Seidel for the rest of the solve.
+/// [`Relaxed::record`]), then plain Gauss-Seidel for the rest of the solve.
 /// It sees only the steps' global L1 changes, so every worker decides alike.
 #[derive(Clone, Copy, Debug)]
 pub struct Relaxed {
@@ -98,12 +90,13 @@ impl Relaxed {
         }
     }
 
-    /// Records a step's L1 change.
+    /// Records a step's L1 change. A step that shrinks the change by less
+    /// than `d` fails the relaxation: the plain iteration shrinks it by `d` or
+    /// better once its start is forgotten, and over-relaxing past
+    /// `2 / (1 + d)` can make it shrink slower or grow.
     pub fn record(&mut self, d: Damping, change: u128) {
-        if let Some(before) = self.last {
-            if relaxation_fails(d, change, before) {
-                self.on = false;
-            }
+        if self.last.is_some_and(|before| change > d.apply(before)) {
+            self.on = false;
         }
         self.last = Some(change);
     }
@@ -383,27 +376,12 @@ mod tests {
         let d = Damping::new(0.85);
         let tol = tolerance_units(1e-9);
         let host: Vec<u64> = (0..u64::from(n)).map(|u| u / 20).collect();
-        let omega = Relaxation::new(1.2);
-        let cold = solve_local(
-            &out,
-            &host,
-            &trusted,
-            d,
-            omega,
-            tol,
-            1000,
-            trust_start(&trusted),
-        );
-        let warm = solve_local(
-            &out,
-            &host,
-            &trusted,
-            d,
-            omega,
-            tol,
-            1000,
-            cold.ranks.clone(),
-        );
+        let solve = |start| {
+            let omega = Relaxation::new(1.2);
+            solve_local(&out, &host, &trusted, d, omega, tol, 1000, start)
+        };
+        let cold = solve(trust_start(&trusted));
+        let warm = solve(cold.ranks.clone());
         assert!(
             warm.iterations < cold.iterations / 4,
             "{} vs {}",
