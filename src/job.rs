@@ -398,8 +398,12 @@ pub struct RankmassParams {
     pub tolerance: f64,
     pub max_iterations: u32,
     /// The over-relaxation `ω` of each step's sweep (1: Gauss-Seidel within
-    /// hosts); a step that shrinks the L1 change by less than `d` falls back to 1.
+    /// hosts).
     pub relaxation: f64,
+    /// Scale each host's ranks to its mass balance after each sweep. A step
+    /// that shrinks the L1 change by less than `d` turns this and the
+    /// relaxation off for the rest of the solve.
+    pub host_balance: bool,
     /// Start each snapshot from the previous snapshot's vector.
     pub warm_start: bool,
     /// Also iterate from the trust vector, to report the steps a warm start saves.
@@ -422,7 +426,8 @@ impl Default for RankmassParams {
             damping: 0.85,
             tolerance: 1e-9,
             max_iterations: 1000,
-            relaxation: 1.2,
+            relaxation: 1.0,
+            host_balance: true,
             warm_start: true,
             measure_cold: false,
             orderings: true,
@@ -742,6 +747,9 @@ mod tests {
         assert!(Job::parse("[rankmass]\nrelaxation = 2", p).is_err());
         let j = Job::parse("[rankmass]\nrelaxation = 1", p).unwrap();
         assert_eq!(j.rankmass.relaxation, 1.0);
+        assert!(j.rankmass.host_balance);
+        let j = Job::parse("[rankmass]\nhost_balance = false", p).unwrap();
+        assert!(!j.rankmass.host_balance);
     }
 
     #[test]

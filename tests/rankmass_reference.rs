@@ -342,7 +342,16 @@ fn pagerank_matches_power_iteration_on_random_crawls() {
         let input = write(&dir.path().join("in"), &snaps, 0..snaps.len());
         let workers = if case % 2 == 0 { 1 } else { 3 };
         let cold = dir.path().join("cold");
-        let j = job(dir.path(), "warm_start = false\n");
+        // The default acceleration (host balance), none, and the relaxation.
+        let accel = [
+            "",
+            "host_balance = false\n",
+            "host_balance = false\nrelaxation = 1.2\n",
+        ];
+        let j = job(
+            dir.path(),
+            &format!("warm_start = false\n{}", accel[case % 3]),
+        );
         run_in_process_with_job(&input, &cold, workers, &j).unwrap();
         let runs = check(&cold, &want, &format!("case {case}, cold"));
         assert!(runs.iter().all(|r| r["warm_started"] == Cell::Bool(false)));

@@ -12,9 +12,10 @@
 //!   lookups), and broadcasts its dangling mass and its part of the step's L1
 //!   change; then it sweeps its nodes, host by host, each adding the shares
 //!   from other hosts (as of the step's start) to those from its own host (as
-//!   the sweep leaves them), relaxed by `ω` (docs/rankmass.md). Every worker
-//!   adds the same integers, so all stop at the same round with the same
-//!   vector, on any number of workers.
+//!   the sweep leaves them), and scales the host's new ranks to its mass
+//!   balance (docs/rankmass.md). A host's pages are all on one worker, and
+//!   every worker adds the same integers, so all stop at the same round with
+//!   the same vector, on any number of workers.
 //!
 //! The vector of the last snapshot is kept for the next snapshot's warm start and
 //! written to `_state/rank-<worker>.bin` after the run's last snapshot; the ledger
@@ -32,7 +33,8 @@ use timely::dataflow::Stream;
 use timely::order::Product;
 
 use crate::algo::pagerank::{
-    is_main_page, tolerance_units, trust_share, Damping, Relaxation, Relaxed, ONE,
+    is_main_page, tolerance_units, trust_share, Accelerated, Acceleration, Damping, HostMass,
+    Relaxation, ONE,
 };
 use crate::dataflow::rankmass::Orders;
 use crate::dataflow::WorkerCtx;
@@ -123,6 +125,9 @@ pub struct Sums {
     /// The previous snapshot's rank of this snapshot's nodes (the warm start's
     /// mass before it is scaled to 1).
     pub start: u128,
+    /// The nodes the previous snapshot did not have, as weights of each trust
+    /// vector `choose_trust` may pick: `trust.parquet`'s, main pages, all.
+    pub fresh: [u128; 3],
     /// Rank of the pages without outlinks, per vector (orderings: the `rm`
     /// they pushed, in the first).
     pub dangling: [u128; 2],
@@ -142,6 +147,9 @@ impl Sums {
         self.trusted += o.trusted;
         self.edges += o.edges;
         self.start += o.start;
+        for (a, b) in self.fresh.iter_mut().zip(o.fresh) {
+            *a += b;
+        }
         for v in 0..2 {
             self.dangling[v] += o.dangling[v];
             self.change[v] += o.change[v];
@@ -330,6 +338,12 @@ struct Split {
     /// This worker's own run of slots, and the number of the others.
     own: std::ops::Range<usize>,
     remote_slots: usize,
+    /// The runs of listed nodes (those the ledger sent, with their outlinks)
+    /// of one host each: run `k` is `blocks[k]..blocks[k + 1]`. The last run
+    /// holds the nodes added as link targets, which are in no host's balance.
+    blocks: Vec<u32>,
+    /// Each listed node's outlinks to listed nodes of its host.
+    within_out: Vec<u32>,
 }
 
 impl Split {
@@ -372,6 +386,20 @@ impl Split {
         }
         (s.in_offsets, s.in_sources) = by_target(n, &cross);
         (s.host_offsets, s.host_sources) = by_target(n, &within);
+        let listed = p.offsets.len().saturating_sub(1);
+        s.within_out = vec![0; listed];
+        for &(u, v) in &within {
+            if (v as usize) < listed {
+                s.within_out[u as usize] += 1;
+            }
+        }
+        // Listed nodes are sorted by host, so each host's are one run.
+        s.blocks = (0..listed)
+            .filter(|&i| i == 0 || p.hosts[i] != p.hosts[i - 1])
+            .chain([listed, n])
+            .map(|i| i as u32)
+            .collect();
+        s.blocks.dedup();
         s
     }
 
@@ -445,9 +473,10 @@ struct Solver {
     d: Damping,
     tol: u128,
     max_iterations: u32,
-    omega: Relaxation,
-    /// Per vector, the relaxation of its steps (see `algo::pagerank::Relaxed`).
-    relaxed: [Relaxed; 2],
+    acceleration: Acceleration,
+    /// Per vector, the acceleration of its steps (see
+    /// `algo::pagerank::Accelerated`).
+    accelerated: [Accelerated; 2],
     warm_start: bool,
     measure_cold: bool,
     part: Part,
@@ -479,6 +508,8 @@ struct Solver {
     /// vector's weights over the graph.
     trust_file: Option<std::sync::Arc<TrustWeights>>,
     trust_total: u128,
+    /// The trust vector's weight on the nodes new in this snapshot.
+    fresh_weight: u128,
     /// Whether to compute the crawl orderings, and their state.
     orderings: bool,
     single_page_max_edges: u64,
@@ -574,9 +605,11 @@ impl Solver {
     }
 
     /// One step's sweep of vector `v` over this worker's nodes in order:
-    /// `next` holds each node's mass from other hosts; a node adds its host's
-    /// shares as the sweep leaves them and its part of the jump, becomes its
-    /// new rank, and updates its own share. Returns the L1 change.
+    /// `next` holds each node's mass from other hosts; a node adds its part of
+    /// the jump and its host's shares as the sweep leaves them, becomes its
+    /// new rank, and updates its own share. When balancing, each host's ranks
+    /// are then scaled to its mass balance (see `algo::pagerank::HostMass`).
+    /// Returns the L1 change.
     fn sweep(&mut self, v: usize, jump: u128) -> u128 {
         let p = &self.part;
         let split = &self.split;
@@ -584,24 +617,44 @@ impl Solver {
         let next = self.next.as_mut_slice();
         let shares = self.shares[v].as_mut_slice();
         let x = &self.x[v];
+        let with = self.accelerated[v].current();
+        let listed = split.within_out.len();
         let mut change = 0u128;
-        let relax = self.relaxed[v].current();
-        for i in 0..next.len() {
-            let mut r = next[i];
-            for &u in split.host_sources(i) {
-                r += shares[u as usize];
+        for run in split.blocks.windows(2) {
+            let run = run[0] as usize..run[1] as usize;
+            let mut host = HostMass::default();
+            for i in run.clone() {
+                let mut r = next[i];
+                let w = p.trust[i];
+                if w > 0 {
+                    r += trust_share(jump, w, total);
+                }
+                let inflow = r;
+                for &u in split.host_sources(i) {
+                    r += shares[u as usize];
+                }
+                let r = with.omega.apply(r, x[i]);
+                next[i] = r;
+                let c = p.out_degree(i);
+                if c > 0 {
+                    shares[i] = d.share(r, c);
+                }
+                if i < listed {
+                    host.add(inflow, r, shares[i], split.within_out[i]);
+                }
             }
-            let w = p.trust[i];
-            if w > 0 {
-                r += trust_share(jump, w, total);
+            let scale = if with.balance && run.start < listed {
+                host.scale()
+            } else {
+                None
+            };
+            for i in run {
+                if let Some(f) = scale {
+                    next[i] = f.apply(next[i]);
+                    shares[i] = f.apply(shares[i]);
+                }
+                change += u128::from(next[i].abs_diff(x[i]));
             }
-            let r = relax.apply(r, x[i]);
-            next[i] = r;
-            let c = p.out_degree(i);
-            if c > 0 {
-                shares[i] = d.share(r, c);
-            }
-            change += u128::from(r.abs_diff(x[i]));
         }
         change
     }
@@ -667,15 +720,18 @@ impl Solver {
             p.trust.copy_from_slice(&p.listed);
             self.trust_total = sums.listed_weight;
             self.sizes.trusted = sums.listed;
+            self.fresh_weight = sums.fresh[0];
         } else if sums.trusted > 0 {
             for (w, &main) in p.trust.iter_mut().zip(&p.main) {
                 *w = u64::from(main);
             }
             self.trust_total = u128::from(sums.trusted);
+            self.fresh_weight = sums.fresh[1];
         } else {
             p.trust.iter_mut().for_each(|w| *w = 1);
             self.trust_total = u128::from(sums.nodes);
             self.sizes.trusted = sums.nodes;
+            self.fresh_weight = sums.fresh[2];
         }
     }
 
@@ -736,8 +792,11 @@ pub fn pagerank<'s>(
                     d: Damping::new(params.damping),
                     tol: tolerance_units(params.tolerance),
                     max_iterations: params.max_iterations,
-                    omega: Relaxation::new(params.relaxation),
-                    relaxed: [Relaxed::new(Relaxation::NONE); 2],
+                    acceleration: Acceleration {
+                        omega: Relaxation::new(params.relaxation),
+                        balance: params.host_balance,
+                    },
+                    accelerated: [Accelerated::new(Acceleration::NONE); 2],
                     warm_start: params.warm_start,
                     measure_cold: params.measure_cold,
                     part: Part::default(),
@@ -758,6 +817,7 @@ pub fn pagerank<'s>(
                     prev: FastMap::default(),
                     trust_file: ctx.plan.trust.clone(),
                     trust_total: 0,
+                    fresh_weight: 0,
                     orderings: params.orderings,
                     single_page_max_edges: params.single_page_max_edges,
                     orders: Orders::new(&params, ctx.index, peers),
@@ -883,6 +943,11 @@ pub fn pagerank<'s>(
                                         .iter()
                                         .map(|pg| solver.prev.get(pg).map_or(0, |v| u128::from(v.1)))
                                         .sum(),
+                                    fresh: (0..p.pages.len())
+                                        .filter(|&i| !solver.prev.contains_key(&p.pages[i]))
+                                        .fold([0; 3], |[l, m, a], i| {
+                                            [l + u128::from(p.listed[i]), m + u128::from(p.main[i]), a + 1]
+                                        }),
                                     ..Sums::default()
                                 };
                                 solver.broadcast(own, &mut emitted);
@@ -908,14 +973,18 @@ pub fn pagerank<'s>(
                                         .collect();
                                     solver.warm_started = solver.warm_start && sums.start > 0;
                                     solver.x[0] = if solver.warm_started {
-                                        // Scaled to a total of 1: new nodes start at 0,
-                                        // and the mass the gone ones held is spread.
-                                        let total = sums.start;
+                                        // New nodes start as they would cold, and the old
+                                        // ones share the rest of a total of 1 as they
+                                        // shared the previous snapshot's rank.
+                                        let fresh = u128::from(ONE) * solver.fresh_weight / total.max(1);
+                                        let keep = u128::from(ONE) - fresh.min(u128::from(ONE));
+                                        let start = sums.start;
                                         p.pages
                                             .iter()
-                                            .map(|pg| {
-                                                let r = solver.prev.get(pg).map_or(0, |v| u128::from(v.1));
-                                                (r * u128::from(ONE) / total) as u64
+                                            .zip(&cold)
+                                            .map(|(pg, c)| match solver.prev.get(pg) {
+                                                Some(v) => (u128::from(v.1) * keep / start) as u64,
+                                                None => *c,
                                             })
                                             .collect()
                                     } else {
@@ -925,7 +994,7 @@ pub fn pagerank<'s>(
                                     solver.x[1] = if solver.active[1] { cold } else { Vec::new() };
                                     solver.iterations = [0; 2];
                                     solver.change = [0; 2];
-                                    solver.relaxed = [Relaxed::new(solver.omega); 2];
+                                    solver.accelerated = [Accelerated::new(solver.acceleration); 2];
                                     solver.solve_started = std::time::Instant::now();
                                     solver.fill_shares();
                                     solver.send_step([0; 2], &mut emitted);
@@ -941,7 +1010,7 @@ pub fn pagerank<'s>(
                                     for v in 0..2 {
                                         if solver.active[v] {
                                             solver.change[v] = sums.change[v];
-                                            solver.relaxed[v].record(solver.d, sums.change[v]);
+                                            solver.accelerated[v].record(solver.d, sums.change[v]);
                                             if sums.change[v] < solver.tol
                                                 || solver.iterations[v] >= solver.max_iterations
                                             {
