@@ -394,6 +394,7 @@ def rankmass(args, data):
                  f"L1 difference of the vectors: webevo vs igraph {peer['l1_webevo_vs_igraph']:.1e}, igraph vs an "
                  f"exact NumPy power iteration {peer['l1_igraph_vs_numpy']:.1e}.")
     last1, last2 = runs["pr1"][-1][5], two[last][5]
+    lines.append("")
     lines.append(f"Snapshot {last}, warm-started, against igraph's solve of the same graph "
                  f"({peer_last['igraph_solve_s']:.2f} s; PRPACK has no warm start): webevo {last1:.2f} s with "
                  f"1 worker ({peer_last['igraph_solve_s'] / last1:.2f}x), {last2:.2f} s with 2 "
