@@ -508,8 +508,6 @@ struct Solver {
     /// vector's weights over the graph.
     trust_file: Option<std::sync::Arc<TrustWeights>>,
     trust_total: u128,
-    /// The trust vector's weight on the nodes new in this snapshot.
-    fresh_weight: u128,
     /// Whether to compute the crawl orderings, and their state.
     orderings: bool,
     single_page_max_edges: u64,
@@ -713,25 +711,26 @@ impl Solver {
     /// Which trust vector applies, from the graph's sizes: the weights of
     /// `trust.parquet` when it lists a node of the graph, else uniform over
     /// the main pages, else uniform over every node. Every worker decides the
-    /// same from the same sums.
-    fn choose_trust(&mut self, sums: &Sums) {
+    /// same from the same sums. Returns the chosen vector's weight on the
+    /// nodes new in this snapshot.
+    fn choose_trust(&mut self, sums: &Sums) -> u128 {
         let p = &mut self.part;
         if sums.listed > 0 {
             p.trust.copy_from_slice(&p.listed);
             self.trust_total = sums.listed_weight;
             self.sizes.trusted = sums.listed;
-            self.fresh_weight = sums.fresh[0];
+            sums.fresh[0]
         } else if sums.trusted > 0 {
             for (w, &main) in p.trust.iter_mut().zip(&p.main) {
                 *w = u64::from(main);
             }
             self.trust_total = u128::from(sums.trusted);
-            self.fresh_weight = sums.fresh[1];
+            sums.fresh[1]
         } else {
             p.trust.iter_mut().for_each(|w| *w = 1);
             self.trust_total = u128::from(sums.nodes);
             self.sizes.trusted = sums.nodes;
-            self.fresh_weight = sums.fresh[2];
+            sums.fresh[2]
         }
     }
 
@@ -817,7 +816,6 @@ pub fn pagerank<'s>(
                     prev: FastMap::default(),
                     trust_file: ctx.plan.trust.clone(),
                     trust_total: 0,
-                    fresh_weight: 0,
                     orderings: params.orderings,
                     single_page_max_edges: params.single_page_max_edges,
                     orders: Orders::new(&params, ctx.index, peers),
@@ -963,7 +961,7 @@ pub fn pagerank<'s>(
                                     solver.warm_started = false;
                                     true
                                 } else {
-                                    solver.choose_trust(&sums);
+                                    let fresh_weight = solver.choose_trust(&sums);
                                     let p = &solver.part;
                                     let total = solver.trust_total;
                                     let cold: Vec<u64> = p
@@ -976,7 +974,7 @@ pub fn pagerank<'s>(
                                         // New nodes start as they would cold, and the old
                                         // ones share the rest of a total of 1 as they
                                         // shared the previous snapshot's rank.
-                                        let fresh = u128::from(ONE) * solver.fresh_weight / total.max(1);
+                                        let fresh = u128::from(ONE) * fresh_weight / total.max(1);
                                         let keep = u128::from(ONE) - fresh.min(u128::from(ONE));
                                         let start = sums.start;
                                         p.pages
