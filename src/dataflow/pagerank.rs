@@ -34,7 +34,7 @@ use timely::order::Product;
 
 use crate::algo::pagerank::{
     is_main_page, tolerance_units, trust_share, Accelerated, Acceleration, Damping, HostMass,
-    Relaxation, ONE,
+    LinkFactor, Relaxation, ONE,
 };
 use crate::dataflow::rankmass::Orders;
 use crate::dataflow::WorkerCtx;
@@ -344,10 +344,14 @@ struct Split {
     blocks: Vec<u32>,
     /// Each listed node's outlinks to listed nodes of its host.
     within_out: Vec<u32>,
+    /// The nodes with edges into other workers' slots.
+    remote_nodes: Vec<u32>,
+    /// Each node's share factor `d / c` (0: no outlinks).
+    factor: Vec<LinkFactor>,
 }
 
 impl Split {
-    fn build(p: &Part, me: usize) -> Split {
+    fn build(p: &Part, me: usize, d: Damping) -> Split {
         let own = p.runs.get(me).cloned().unwrap_or(0..0);
         let positions = &p.inbound[me];
         let n = p.pages.len();
@@ -382,8 +386,12 @@ impl Split {
                     s.remote_targets.push(slot - own.len() as u32);
                 }
             }
+            if *s.remote_offsets.last().expect("starts at 0") < s.remote_targets.len() as u32 {
+                s.remote_nodes.push(i as u32);
+            }
             s.remote_offsets.push(s.remote_targets.len() as u32);
         }
+        s.factor = (0..n).map(|i| d.per_link(p.out_degree(i))).collect();
         (s.in_offsets, s.in_sources) = by_target(n, &cross);
         (s.host_offsets, s.host_sources) = by_target(n, &within);
         let listed = p.offsets.len().saturating_sub(1);
@@ -493,6 +501,12 @@ struct Solver {
     shares: [Vec<u64>; 2],
     next: Vec<u64>,
     active: [bool; 2],
+    /// Per vector, the rank of the nodes without outlinks, as of its last
+    /// sweep.
+    dangling: [u128; 2],
+    /// The trusted nodes with their weights (the nonzero part of
+    /// `part.trust`), which the jump reaches.
+    trusted: Vec<(u32, u64)>,
     iterations: [u32; 2],
     change: [u128; 2],
     sizes: Sums,
@@ -526,19 +540,20 @@ impl Solver {
         (0..2).filter(|v| self.active[*v]).collect()
     }
 
-    /// Each live vector's shares, from the vector itself (the sweep keeps
-    /// them up to date from then on).
+    /// Each live vector's shares and dangling rank, from the vector itself
+    /// (the sweep keeps them up to date from then on).
     fn fill_shares(&mut self) {
         for v in self.live() {
-            let p = &self.part;
-            let d = self.d;
+            let factor = &self.split.factor;
+            let x = &self.x[v];
             self.shares[v].clear();
-            self.shares[v].extend(self.x[v].iter().enumerate().map(
-                |(i, &r)| match p.out_degree(i) {
-                    0 => 0,
-                    c => d.share(r, c),
-                },
-            ));
+            self.shares[v].extend(x.iter().zip(factor).map(|(&r, f)| f.share(r)));
+            self.dangling[v] = x
+                .iter()
+                .zip(factor)
+                .filter(|(_, f)| f.is_dangling())
+                .map(|(&r, _)| u128::from(r))
+                .sum();
         }
     }
 
@@ -550,20 +565,18 @@ impl Solver {
         let p = &self.part;
         let split = &self.split;
         let n = p.pages.len();
-        let mut dangling = [0u128; 2];
         for &v in &live {
-            let (acc, local, x) = (&mut self.acc[v], &mut self.local[v], &self.x[v]);
+            let (acc, local) = (&mut self.acc[v], &mut self.local[v]);
             let shares = &self.shares[v];
             acc.clear();
             acc.resize(split.remote_slots, 0);
             // As a slice: a store through a `Vec` would make the compiler reload
             // its pointer and length on every edge.
             let acc = acc.as_mut_slice();
-            for (i, (&r, &s)) in x.iter().zip(shares).enumerate() {
-                if p.out_degree(i) == 0 {
-                    dangling[v] += u128::from(r);
-                } else if s > 0 {
-                    for &slot in split.remote_edges(i) {
+            for &i in &split.remote_nodes {
+                let s = shares[i as usize];
+                if s > 0 {
+                    for &slot in split.remote_edges(i as usize) {
                         acc[slot as usize] += s;
                     }
                 }
@@ -594,7 +607,7 @@ impl Solver {
         }
         self.broadcast(
             Sums {
-                dangling,
+                dangling: self.dangling,
                 change,
                 ..Sums::default()
             },
@@ -607,36 +620,40 @@ impl Solver {
     /// the jump and its host's shares as the sweep leaves them, becomes its
     /// new rank, and updates its own share. When balancing, each host's ranks
     /// are then scaled to its mass balance (see `algo::pagerank::HostMass`).
-    /// Returns the L1 change.
+    /// Returns the L1 change, and keeps the new dangling rank.
     fn sweep(&mut self, v: usize, jump: u128) -> u128 {
-        let p = &self.part;
         let split = &self.split;
-        let (d, total) = (self.d, self.trust_total);
+        let total = self.trust_total;
         let next = self.next.as_mut_slice();
+        // The jump first, in its own pass over the few trusted nodes, so that
+        // the sweep reads no per-node trust weight.
+        let unit = trust_share(jump, 1, total);
+        for &(i, w) in &self.trusted {
+            next[i as usize] += if w == 1 {
+                unit
+            } else {
+                trust_share(jump, w, total)
+            };
+        }
         let shares = self.shares[v].as_mut_slice();
-        let x = &self.x[v];
+        let x = self.x[v].as_slice();
+        let factor = split.factor.as_slice();
         let with = self.accelerated[v].current();
         let listed = split.within_out.len();
         let mut change = 0u128;
+        let mut dangling = 0u128;
         for run in split.blocks.windows(2) {
             let run = run[0] as usize..run[1] as usize;
             let mut host = HostMass::default();
             for i in run.clone() {
-                let mut r = next[i];
-                let w = p.trust[i];
-                if w > 0 {
-                    r += trust_share(jump, w, total);
-                }
-                let inflow = r;
+                let inflow = next[i];
+                let mut r = inflow;
                 for &u in split.host_sources(i) {
                     r += shares[u as usize];
                 }
                 let r = with.omega.apply(r, x[i]);
                 next[i] = r;
-                let c = p.out_degree(i);
-                if c > 0 {
-                    shares[i] = d.share(r, c);
-                }
+                shares[i] = factor[i].share(r);
                 if i < listed {
                     host.add(inflow, r, shares[i], split.within_out[i]);
                 }
@@ -646,14 +663,20 @@ impl Solver {
             } else {
                 None
             };
-            for i in run {
-                if let Some(f) = scale {
+            if let Some(f) = scale {
+                for i in run.clone() {
                     next[i] = f.apply(next[i]);
                     shares[i] = f.apply(shares[i]);
                 }
+            }
+            for i in run {
                 change += u128::from(next[i].abs_diff(x[i]));
+                if factor[i].is_dangling() {
+                    dangling += u128::from(next[i]);
+                }
             }
         }
+        self.dangling[v] = dangling;
         change
     }
 
@@ -708,12 +731,28 @@ impl Solver {
         }
     }
 
+    /// Sets the trust vector (see [`Solver::set_trust_weights`]) and lists
+    /// its trusted nodes for the sweep. Returns the vector's weight on the
+    /// nodes new in this snapshot.
+    fn choose_trust(&mut self, sums: &Sums) -> u128 {
+        let fresh = self.set_trust_weights(sums);
+        self.trusted.clear();
+        self.trusted.extend(
+            self.part
+                .trust
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| **w > 0)
+                .map(|(i, w)| (i as u32, *w)),
+        );
+        fresh
+    }
+
     /// Which trust vector applies, from the graph's sizes: the weights of
     /// `trust.parquet` when it lists a node of the graph, else uniform over
     /// the main pages, else uniform over every node. Every worker decides the
-    /// same from the same sums. Returns the chosen vector's weight on the
-    /// nodes new in this snapshot.
-    fn choose_trust(&mut self, sums: &Sums) -> u128 {
+    /// same from the same sums.
+    fn set_trust_weights(&mut self, sums: &Sums) -> u128 {
         let p = &mut self.part;
         if sums.listed > 0 {
             p.trust.copy_from_slice(&p.listed);
@@ -806,6 +845,8 @@ pub fn pagerank<'s>(
                     shares: [Vec::new(), Vec::new()],
                     next: Vec::new(),
                     active: [false; 2],
+                    dangling: [0; 2],
+                    trusted: Vec::new(),
                     iterations: [0; 2],
                     change: [0; 2],
                     sizes: Sums::default(),
@@ -928,7 +969,7 @@ pub fn pagerank<'s>(
                                     solver.part.inbound[from as usize] = positions;
                                 }
                                 drop(ledger);
-                                solver.split = Split::build(&solver.part, solver.index);
+                                solver.split = Split::build(&solver.part, solver.index, solver.d);
                                 let p = &solver.part;
                                 let own = Sums {
                                     nodes: p.pages.len() as u64,
