@@ -663,16 +663,24 @@ impl Solver {
             } else {
                 None
             };
+            // The change and the dangling rank, after the scale if any (in
+            // the same pass: the host's pages are still in cache).
             if let Some(f) = scale {
-                for i in run.clone() {
-                    next[i] = f.apply(next[i]);
+                for i in run {
+                    let r = f.apply(next[i]);
+                    next[i] = r;
                     shares[i] = f.apply(shares[i]);
+                    change += u128::from(r.abs_diff(x[i]));
+                    if factor[i].is_dangling() {
+                        dangling += u128::from(r);
+                    }
                 }
-            }
-            for i in run {
-                change += u128::from(next[i].abs_diff(x[i]));
-                if factor[i].is_dangling() {
-                    dangling += u128::from(next[i]);
+            } else {
+                for i in run {
+                    change += u128::from(next[i].abs_diff(x[i]));
+                    if factor[i].is_dangling() {
+                        dangling += u128::from(next[i]);
+                    }
                 }
             }
         }
