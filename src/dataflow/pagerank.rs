@@ -68,8 +68,14 @@ pub enum Msg {
     Mass { to: u64, from: u32, mass: Vec<u64> },
     /// A worker's sums, one copy to each worker.
     Sums { to: u64, sums: Sums },
-    /// Orderings: a worker's histogram of a byte of its candidates' `rm`.
-    Hist { to: u64, counts: Vec<u64> },
+    /// Orderings: a worker's histogram of a byte of its candidates' `rm`,
+    /// and their smallest and largest `rm` (`u64::MAX` and 0 if none).
+    Hist {
+        to: u64,
+        counts: Vec<u64>,
+        lo: u64,
+        hi: u64,
+    },
     /// Orderings: a worker's smallest URLs among the candidates tied at the
     /// window's threshold.
     Ties { to: u64, urls: Vec<String> },

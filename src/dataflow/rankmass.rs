@@ -6,10 +6,13 @@
 //! is also L-Neighbor, whose BFS levels are its rounds. A round:
 //! - selects the window, the top `ceil(w m)` by `rm` of the `m` pages with
 //!   `rm > 0` not yet downloaded, by a distributed threshold: each pass every
-//!   worker broadcasts a histogram of the next byte of its candidates' `rm`,
-//!   and all pick the same byte, until the threshold is exact; pages tied at
-//!   it are settled by their URLs, each worker sending only as many of its
-//!   smallest as are still needed;
+//!   worker broadcasts a histogram of a byte of its candidates' `rm`, with
+//!   their smallest and largest `rm`, and all pick the same byte, until the
+//!   threshold is exact. The next pass reads the byte below the bits the
+//!   candidates left all share (so the zero top bytes of small ranks cost no
+//!   pass), and candidates all equal go straight to the ties. Pages tied at
+//!   the threshold are settled by their URLs, each worker sending only as
+//!   many of its smallest as are still needed;
 //! - then one synchronous propagation pass, shares summed per destination
 //!   worker as in a PageRank step.
 //!
@@ -38,10 +41,14 @@ use crate::output::rankmass::{
 /// A window of 100%, in millionths.
 const FULL: u32 = 1_000_000;
 
+/// The shift of the highest byte of an `rm`, where each round's selection
+/// starts.
+const TOP_BYTE: u32 = 56;
+
 /// Where a windowed ordering stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
-    /// Waiting for the histograms of byte `k` (0 is the highest).
+    /// Waiting for the histograms of the byte of `rm` at bit `shift`.
     Hist(u32),
     /// Waiting for the URLs of the pages tied at the threshold.
     Ties,
@@ -117,8 +124,10 @@ pub struct Orders {
     /// The windows to run: 100% first (it is also L-Neighbor), then the others.
     queue: VecDeque<u32>,
     single_page: bool,
-    /// The sum of the trust vector's weights.
+    /// The sum of the trust vector's weights, and the trusted nodes with
+    /// their weights (where the dangling pushes jump to).
     trust_total: u128,
+    trusted: Vec<(u32, u64)>,
     run: Option<Run>,
     finished: VecDeque<Finished>,
     gathered: Option<Gathered>,
@@ -147,6 +156,7 @@ impl Orders {
             queue: VecDeque::new(),
             single_page: false,
             trust_total: 0,
+            trusted: Vec::new(),
             run: None,
             finished: VecDeque::new(),
             gathered: None,
@@ -167,6 +177,14 @@ impl Orders {
         out: &mut Vec<Out>,
     ) {
         self.trust_total = trust_total;
+        self.trusted.clear();
+        self.trusted.extend(
+            part.trust
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| **w > 0)
+                .map(|(i, w)| (i as u32, *w)),
+        );
         self.single_page = edges <= max_edges;
         self.finished.clear();
         self.gathered = None;
@@ -249,21 +267,27 @@ impl Orders {
             let all = std::mem::take(&mut run.cands);
             self.propagate(part, all, out);
         } else {
-            run.stage = Stage::Hist(0);
-            self.send_hist(0, out);
+            run.stage = Stage::Hist(TOP_BYTE);
+            self.send_hist(TOP_BYTE, out);
         }
     }
 
-    fn send_hist(&mut self, pass: u32, out: &mut Vec<Out>) {
+    fn send_hist(&mut self, shift: u32, out: &mut Vec<Out>) {
         let run = self.run.as_ref().expect("an ordering is under way");
         let mut counts = vec![0u64; 256];
+        let (mut lo, mut hi) = (u64::MAX, 0);
         for &i in &run.cands {
-            counts[digit(run.rm[i as usize], pass)] += 1;
+            let rm = run.rm[i as usize];
+            counts[digit(rm, shift)] += 1;
+            lo = lo.min(rm);
+            hi = hi.max(rm);
         }
         for w in 0..self.peers {
             out.push(Out::Msg(Msg::Hist {
                 to: w as u64,
                 counts: counts.clone(),
+                lo,
+                hi,
             }));
         }
     }
@@ -301,8 +325,9 @@ impl Orders {
             }
             run.rm[i] = 0;
         }
+        // This worker's own run stays in `acc` for `on_pass`.
         for (w, r) in part.runs.iter().enumerate() {
-            if !r.is_empty() {
+            if !r.is_empty() && w != self.index {
                 out.push(Out::Msg(Msg::Mass {
                     to: w as u64,
                     from: self.index as u32,
@@ -332,14 +357,22 @@ impl Orders {
         out: &mut Vec<Out>,
     ) -> bool {
         let mut hist = vec![0u64; 256];
+        let (mut lo, mut hi) = (u64::MAX, 0);
         let mut ties: Vec<String> = Vec::new();
         let mut nodes = Vec::new();
         let mut graphs = Vec::new();
         let mut logs = Vec::new();
         for m in rest {
             match m {
-                Msg::Hist { counts, .. } => {
+                Msg::Hist {
+                    counts,
+                    lo: l,
+                    hi: h,
+                    ..
+                } => {
                     hist.iter_mut().zip(counts).for_each(|(a, b)| *a += b);
+                    lo = lo.min(l);
+                    hi = hi.max(h);
                 }
                 Msg::Ties { urls, .. } => ties.extend(urls),
                 Msg::Nodes {
@@ -389,54 +422,77 @@ impl Orders {
                 }
                 return true;
             }
-            Stage::Hist(pass) => self.on_hist(part, pass, hist, out),
+            Stage::Hist(shift) => self.on_hist(part, shift, hist, (lo, hi), out),
             Stage::Ties => self.on_ties(part, ties, out),
             Stage::Pass => self.on_pass(part, sums, masses, out),
         }
         false
     }
 
-    fn on_hist(&mut self, part: &Part, pass: u32, hist: Vec<u64>, out: &mut Vec<Out>) {
+    /// A pass's histogram of the byte of the candidates' `rm` at bit `shift`,
+    /// summed over the workers, and the candidates' smallest and largest `rm`.
+    fn on_hist(
+        &mut self,
+        part: &Part,
+        shift: u32,
+        hist: Vec<u64>,
+        (lo, hi): (u64, u64),
+        out: &mut Vec<Out>,
+    ) {
         let run = self.run();
-        if pass == 0 {
-            let m: u64 = hist.iter().sum();
-            if m == 0 {
+        let count: u64 = hist.iter().sum();
+        if shift == TOP_BYTE {
+            if count == 0 {
                 // Nothing left to download: the round only propagates.
                 self.propagate(part, Vec::new(), out);
                 return;
             }
-            let need = (u128::from(run.window) * u128::from(m)).div_ceil(u128::from(FULL));
-            run.need = (need as u64).clamp(1, m);
+            let need = (u128::from(run.window) * u128::from(count)).div_ceil(u128::from(FULL));
+            run.need = (need as u64).clamp(1, count);
             run.chosen.clear();
         }
-        // The byte `v` of the threshold: all above it are in, some of `v` may be.
-        let mut above = 0u64;
-        let mut v = 255usize;
-        while v > 0 && above + hist[v] < run.need {
-            above += hist[v];
-            v -= 1;
-        }
-        let mut rest: Vec<u32> = Vec::new();
-        for &i in &run.cands {
-            let b = digit(run.rm[i as usize], pass);
-            if b > v {
-                run.chosen.push(i);
-            } else if b == v {
-                rest.push(i);
+        if lo < hi {
+            // The byte `v` of the threshold: all above it are in, some of `v` may be.
+            let mut above = 0u64;
+            let mut v = 255usize;
+            while v > 0 && above + hist[v] < run.need {
+                above += hist[v];
+                v -= 1;
             }
-        }
-        run.need -= above;
-        if hist[v] == run.need {
-            run.chosen.extend(rest);
-            run.cands.clear();
+            let mut rest: Vec<u32> = Vec::new();
+            for &i in &run.cands {
+                let b = digit(run.rm[i as usize], shift);
+                if b > v {
+                    run.chosen.push(i);
+                } else if b == v {
+                    rest.push(i);
+                }
+            }
+            run.need -= above;
+            if hist[v] == run.need {
+                run.chosen.extend(rest);
+                run.cands.clear();
+                let chosen = std::mem::take(&mut run.chosen);
+                self.propagate(part, chosen, out);
+                return;
+            }
+            run.cands = rest;
+            if shift > 0 {
+                // The candidates left agree on every bit from `shift` up, and
+                // on every bit above the highest where `lo` and `hi` differ:
+                // the next pass reads the byte just below both (rather than a
+                // byte of zeros, as the top bytes of most ranks are).
+                let top = (63 - (lo ^ hi).leading_zeros()).min(shift - 1);
+                let next = top.saturating_sub(7);
+                run.stage = Stage::Hist(next);
+                self.send_hist(next, out);
+                return;
+            }
+        } else if count == run.need {
+            // All equal, and all in.
+            run.chosen.append(&mut run.cands);
             let chosen = std::mem::take(&mut run.chosen);
             self.propagate(part, chosen, out);
-            return;
-        }
-        run.cands = rest;
-        if pass + 1 < 8 {
-            run.stage = Stage::Hist(pass + 1);
-            self.send_hist(pass + 1, out);
             return;
         }
         // Every candidate left has the same `rm`: the smallest URLs go in.
@@ -482,20 +538,20 @@ impl Orders {
         let total = self.trust_total;
         let max_rounds = self.max_rounds;
         let target = self.target;
-        let run = self.run();
-        for (from, mass) in &masses {
-            for (k, &i) in part.inbound[*from as usize].iter().enumerate() {
+        let own = part.runs.get(self.index).cloned().unwrap_or(0..0);
+        let run = self.run.as_mut().expect("an ordering is under way");
+        let mine = (self.index as u32, &self.acc[own]);
+        for (from, mass) in masses.iter().map(|(f, m)| (*f, m.as_slice())).chain([mine]) {
+            for (&i, &m) in part.inbound[from as usize].iter().zip(mass) {
                 if i != u32::MAX {
-                    run.rm[i as usize] += mass[k];
+                    run.rm[i as usize] += m;
                 }
             }
         }
         let jump = d.apply(sums.dangling[0]);
         if jump > 0 {
-            for (r, &w) in run.rm.iter_mut().zip(&part.trust) {
-                if w > 0 {
-                    *r += trust_share(jump, w, total);
-                }
+            for &(i, w) in &self.trusted {
+                run.rm[i as usize] += trust_share(jump, w, total);
             }
         }
         run.crm += sums.pushed;
@@ -689,7 +745,7 @@ impl Orders {
     }
 }
 
-/// Byte `pass` of `rm`, from the highest.
-fn digit(rm: u64, pass: u32) -> usize {
-    ((rm >> (56 - 8 * pass)) & 0xff) as usize
+/// The byte of `rm` at bit `shift`.
+fn digit(rm: u64, shift: u32) -> usize {
+    ((rm >> shift) & 0xff) as usize
 }
