@@ -216,6 +216,9 @@ pub struct Part {
     /// Each node's weight in the trust vector (0: not trusted), set once the
     /// graph's sizes say which vector applies (see `Phase::Sizes`).
     pub trust: Vec<u64>,
+    /// The trusted nodes with their weights (the nonzero part of `trust`), the
+    /// nodes the jump reaches, listed with it.
+    pub trusted: Vec<(u32, u64)>,
     /// Whether it is its host's main page, and its weight in `trust.parquet`.
     main: Vec<bool>,
     listed: Vec<u64>,
@@ -510,9 +513,9 @@ struct Solver {
     /// Per vector, the rank of the nodes without outlinks, as of its last
     /// sweep.
     dangling: [u128; 2],
-    /// The trusted nodes with their weights (the nonzero part of
-    /// `part.trust`), which the jump reaches.
-    trusted: Vec<(u32, u64)>,
+    /// Each node's rank in the previous snapshot (`None`: new), looked up
+    /// once per snapshot for the warm start's sums and its start vector.
+    prior: Vec<Option<u64>>,
     iterations: [u32; 2],
     change: [u128; 2],
     sizes: Sums,
@@ -634,7 +637,7 @@ impl Solver {
         // The jump first, in its own pass over the few trusted nodes, so that
         // the sweep reads no per-node trust weight.
         let unit = trust_share(jump, 1, total);
-        for &(i, w) in &self.trusted {
+        for &(i, w) in &self.part.trusted {
             next[i as usize] += if w == 1 {
                 unit
             } else {
@@ -671,22 +674,14 @@ impl Solver {
             };
             // The change and the dangling rank, after the scale if any (in
             // the same pass: the host's pages are still in cache).
-            if let Some(f) = scale {
-                for i in run {
-                    let r = f.apply(next[i]);
-                    next[i] = r;
+            for i in run {
+                if let Some(f) = scale {
+                    next[i] = f.apply(next[i]);
                     shares[i] = f.apply(shares[i]);
-                    change += u128::from(r.abs_diff(x[i]));
-                    if factor[i].is_dangling() {
-                        dangling += u128::from(r);
-                    }
                 }
-            } else {
-                for i in run {
-                    change += u128::from(next[i].abs_diff(x[i]));
-                    if factor[i].is_dangling() {
-                        dangling += u128::from(next[i]);
-                    }
+                change += u128::from(next[i].abs_diff(x[i]));
+                if factor[i].is_dangling() {
+                    dangling += u128::from(next[i]);
                 }
             }
         }
@@ -745,30 +740,14 @@ impl Solver {
         }
     }
 
-    /// Sets the trust vector (see [`Solver::set_trust_weights`]) and lists
-    /// its trusted nodes for the sweep. Returns the vector's weight on the
-    /// nodes new in this snapshot.
-    fn choose_trust(&mut self, sums: &Sums) -> u128 {
-        let fresh = self.set_trust_weights(sums);
-        self.trusted.clear();
-        self.trusted.extend(
-            self.part
-                .trust
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| **w > 0)
-                .map(|(i, w)| (i as u32, *w)),
-        );
-        fresh
-    }
-
     /// Which trust vector applies, from the graph's sizes: the weights of
     /// `trust.parquet` when it lists a node of the graph, else uniform over
     /// the main pages, else uniform over every node. Every worker decides the
-    /// same from the same sums.
-    fn set_trust_weights(&mut self, sums: &Sums) -> u128 {
+    /// same from the same sums. Returns the chosen vector's weight on the
+    /// nodes new in this snapshot.
+    fn choose_trust(&mut self, sums: &Sums) -> u128 {
         let p = &mut self.part;
-        if sums.listed > 0 {
+        let fresh = if sums.listed > 0 {
             p.trust.copy_from_slice(&p.listed);
             self.trust_total = sums.listed_weight;
             self.sizes.trusted = sums.listed;
@@ -784,7 +763,16 @@ impl Solver {
             self.trust_total = u128::from(sums.nodes);
             self.sizes.trusted = sums.nodes;
             sums.fresh[2]
-        }
+        };
+        p.trusted.clear();
+        p.trusted.extend(
+            p.trust
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| **w > 0)
+                .map(|(i, w)| (i as u32, *w)),
+        );
+        fresh
     }
 
     fn persist(&self, ctx: &WorkerCtx) -> Result<(), OutputError> {
@@ -860,7 +848,7 @@ pub fn pagerank<'s>(
                     next: Vec::new(),
                     active: [false; 2],
                     dangling: [0; 2],
-                    trusted: Vec::new(),
+                    prior: Vec::new(),
                     iterations: [0; 2],
                     change: [0; 2],
                     sizes: Sums::default(),
@@ -985,19 +973,18 @@ pub fn pagerank<'s>(
                                 drop(ledger);
                                 solver.split = Split::build(&solver.part, solver.index, solver.d);
                                 let p = &solver.part;
+                                solver.prior.clear();
+                                solver.prior.extend(p.pages.iter().map(|pg| solver.prev.get(pg).map(|v| v.1)));
+                                let prior = &solver.prior;
                                 let own = Sums {
                                     nodes: p.pages.len() as u64,
                                     trusted: p.main.iter().filter(|t| **t).count() as u64,
                                     listed: p.listed.iter().filter(|w| **w > 0).count() as u64,
                                     listed_weight: p.listed.iter().map(|w| u128::from(*w)).sum(),
                                     edges: p.targets.len() as u64,
-                                    start: p
-                                        .pages
-                                        .iter()
-                                        .map(|pg| solver.prev.get(pg).map_or(0, |v| u128::from(v.1)))
-                                        .sum(),
+                                    start: prior.iter().map(|r| r.map_or(0, u128::from)).sum(),
                                     fresh: (0..p.pages.len())
-                                        .filter(|&i| !solver.prev.contains_key(&p.pages[i]))
+                                        .filter(|&i| prior[i].is_none())
                                         .fold([0; 3], |[l, m, a], i| {
                                             [l + u128::from(p.listed[i]), m + u128::from(p.main[i]), a + 1]
                                         }),
@@ -1032,17 +1019,19 @@ pub fn pagerank<'s>(
                                         let fresh = u128::from(ONE) * fresh_weight / total.max(1);
                                         let keep = u128::from(ONE) - fresh.min(u128::from(ONE));
                                         let start = sums.start;
-                                        p.pages
+                                        solver
+                                            .prior
                                             .iter()
                                             .zip(&cold)
-                                            .map(|(pg, c)| match solver.prev.get(pg) {
-                                                Some(v) => (u128::from(v.1) * keep / start) as u64,
+                                            .map(|(prior, c)| match prior {
+                                                Some(r) => (u128::from(*r) * keep / start) as u64,
                                                 None => *c,
                                             })
                                             .collect()
                                     } else {
                                         cold.clone()
                                     };
+                                    solver.prior = Vec::new();
                                     solver.active = [true, solver.measure_cold && solver.warm_started];
                                     solver.x[1] = if solver.active[1] { cold } else { Vec::new() };
                                     solver.iterations = [0; 2];

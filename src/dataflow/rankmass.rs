@@ -124,10 +124,8 @@ pub struct Orders {
     /// The windows to run: 100% first (it is also L-Neighbor), then the others.
     queue: VecDeque<u32>,
     single_page: bool,
-    /// The sum of the trust vector's weights, and the trusted nodes with
-    /// their weights (where the dangling pushes jump to).
+    /// The sum of the trust vector's weights.
     trust_total: u128,
-    trusted: Vec<(u32, u64)>,
     run: Option<Run>,
     finished: VecDeque<Finished>,
     gathered: Option<Gathered>,
@@ -156,7 +154,6 @@ impl Orders {
             queue: VecDeque::new(),
             single_page: false,
             trust_total: 0,
-            trusted: Vec::new(),
             run: None,
             finished: VecDeque::new(),
             gathered: None,
@@ -177,14 +174,6 @@ impl Orders {
         out: &mut Vec<Out>,
     ) {
         self.trust_total = trust_total;
-        self.trusted.clear();
-        self.trusted.extend(
-            part.trust
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| **w > 0)
-                .map(|(i, w)| (i as u32, *w)),
-        );
         self.single_page = edges <= max_edges;
         self.finished.clear();
         self.gathered = None;
@@ -550,7 +539,7 @@ impl Orders {
         }
         let jump = d.apply(sums.dangling[0]);
         if jump > 0 {
-            for &(i, w) in &self.trusted {
+            for &(i, w) in &part.trusted {
                 run.rm[i as usize] += trust_share(jump, w, total);
             }
         }
