@@ -37,7 +37,7 @@ use crate::ingest::{ClickObs, LinkObs, Mention, OddRows, PageObs, Record, UrlTex
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
 use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::output::echo::SourceKind;
-use crate::state::StateRecord;
+use crate::state::{Outlinks, StateRecord};
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
@@ -268,6 +268,7 @@ impl Ledger {
                 self.hosts.insert(id, st);
             }
             StateRecord::Link(l) => self.links.push(l),
+            StateRecord::Outlinks(o) => self.links.extend(o.links()),
             StateRecord::Event(k, c) => self.events.push((k, c)),
             StateRecord::Site(host, bytes) => {
                 out.push((LedgerOut::Restored(HostKey { host, key: bytes }), 1))
@@ -797,7 +798,7 @@ impl Ledger {
             .pages
             .iter()
             .map(|(p, s)| StateRecord::Page(*p, s.clone()));
-        let links = self.links.iter().map(|l| StateRecord::Link(*l));
+        let links = Outlinks::group(&self.links).map(StateRecord::Outlinks);
         let events = self.events.iter().map(|(k, c)| StateRecord::Event(*k, *c));
         let changes = self.change.iter().flat_map(move |book| {
             book.histories()

@@ -1,14 +1,15 @@
 //! What a run leaves in `OUT/_state/` so the next run continues where it stopped.
 //!
-//! Each worker writes the ledger state of its hosts as a stream of bincode
-//! [`StateRecord`]s to its own part file. The next run may use any number of
+//! Each worker writes the ledger state of its hosts as bincode
+//! [`StateRecord`]s to its own part file, in blocks of about a megabyte, each
+//! after its length, so that a reader decodes records from memory. The next run may use any number of
 //! workers: each reads the part files `j` with `j % peers == index` and routes the
 //! records by host, exactly like fresh input; or, with as many workers as wrote
 //! them, reads its own parts in place ([`own_parts`]). The state holds one snapshot's worth
 //! of data (page summaries, the last link set), never the history.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -19,7 +20,10 @@ use crate::ledger::{HostState, LinkKey, PageState};
 use crate::model::{HostFact, HostId, HostKey, PageId};
 
 /// Bumped whenever the state's meaning or encoding changes.
-pub const STATE_VERSION: u32 = 3;
+pub const STATE_VERSION: u32 = 4;
+/// The oldest version this webevo still reads: version 3 stored a link per
+/// [`StateRecord::Link`] record, which version 4 still decodes.
+const OLDEST_READABLE_VERSION: u32 = 3;
 const MAGIC: &[u8; 8] = b"WEVOSTAT";
 
 /// One persisted piece of ledger state.
@@ -27,6 +31,7 @@ const MAGIC: &[u8; 8] = b"WEVOSTAT";
 pub enum StateRecord {
     Page(PageId, PageState),
     Host(HostId, HostState),
+    /// One link (version 3; version 4 writes [`StateRecord::Outlinks`]).
     Link(LinkKey),
     /// An event fact emitted at the last snapshot, retracted at the next one.
     Event(HostKey<HostFact>, i64),
@@ -39,6 +44,55 @@ pub enum StateRecord {
     Rank(HostId, PageId, u64),
     /// The ECHO analysis' per-host state (opaque to the ledger, like `Site`).
     Echo(HostId, Vec<u8>),
+    /// One page's links of the last snapshot (new variants go last, so that
+    /// older versions' records keep their encoding).
+    Outlinks(Outlinks),
+}
+
+/// The links of the last snapshot from one source page, as the state stores
+/// them: the source once, and the destinations on its own host (most of them)
+/// without their host. Half the bytes of a [`StateRecord::Link`] per link.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outlinks {
+    pub src_host: HostId,
+    pub src: PageId,
+    pub on_host: Vec<PageId>,
+    pub off_host: Vec<(PageId, HostId)>,
+}
+
+impl Outlinks {
+    /// Groups links sorted by source into one record per source.
+    pub fn group(links: &[LinkKey]) -> impl Iterator<Item = Outlinks> + '_ {
+        links.chunk_by(|a, b| a.src == b.src).map(|run| {
+            let (src, src_host) = (run[0].src, run[0].src_host);
+            let mut out = Outlinks {
+                src_host,
+                src,
+                on_host: Vec::new(),
+                off_host: Vec::new(),
+            };
+            for l in run {
+                if l.dst_host == src_host {
+                    out.on_host.push(l.dst);
+                } else {
+                    out.off_host.push((l.dst, l.dst_host));
+                }
+            }
+            out
+        })
+    }
+
+    /// The links again (on-host destinations first).
+    pub fn links(&self) -> impl Iterator<Item = LinkKey> + '_ {
+        let link = move |dst, dst_host| LinkKey {
+            src: self.src,
+            dst,
+            src_host: self.src_host,
+            dst_host,
+        };
+        let on = self.on_host.iter().map(move |&d| link(d, self.src_host));
+        on.chain(self.off_host.iter().map(move |&(d, h)| link(d, h)))
+    }
 }
 
 impl StateRecord {
@@ -52,6 +106,7 @@ impl StateRecord {
             StateRecord::Change(h, _, _) => *h,
             StateRecord::Rank(h, _, _) => *h,
             StateRecord::Echo(h, _) => *h,
+            StateRecord::Outlinks(o) => o.src_host,
         }
     }
 }
@@ -130,10 +185,15 @@ pub fn own_parts(
     ))
 }
 
+/// Records are encoded into blocks of about this many bytes, each written
+/// after its length (version 4), so that the reader decodes from memory.
+const BLOCK_BYTES: usize = 1 << 20;
+
 /// Writes state records to one part file.
 pub struct StateWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    file: File,
+    block: Vec<u8>,
 }
 
 impl StateWriter {
@@ -141,32 +201,49 @@ impl StateWriter {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
         }
-        let f = File::create(path).map_err(|e| OutputError::io(path, e))?;
-        let mut out = BufWriter::with_capacity(1 << 20, f);
-        out.write_all(MAGIC)
-            .and_then(|_| out.write_all(&STATE_VERSION.to_le_bytes()))
+        let mut file = File::create(path).map_err(|e| OutputError::io(path, e))?;
+        file.write_all(MAGIC)
+            .and_then(|_| file.write_all(&STATE_VERSION.to_le_bytes()))
             .map_err(|e| OutputError::io(path, e))?;
         Ok(StateWriter {
             path: path.to_path_buf(),
-            out,
+            file,
+            block: Vec::with_capacity(BLOCK_BYTES + (BLOCK_BYTES >> 2)),
         })
     }
 
     pub fn write(&mut self, rec: &StateRecord) -> Result<(), OutputError> {
-        bincode::serialize_into(&mut self.out, rec).map_err(|e| OutputError::Corrupt {
+        bincode::serialize_into(&mut self.block, rec).map_err(|e| OutputError::Corrupt {
             path: self.path.clone(),
             problem: format!("cannot encode state: {e}"),
-        })
+        })?;
+        if self.block.len() >= BLOCK_BYTES {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    fn flush_block(&mut self) -> Result<(), OutputError> {
+        if self.block.is_empty() {
+            return Ok(());
+        }
+        let len = u32::try_from(self.block.len()).map_err(|_| OutputError::Corrupt {
+            path: self.path.clone(),
+            problem: "a state record of 4 GiB or more".into(),
+        })?;
+        self.file
+            .write_all(&len.to_le_bytes())
+            .and_then(|_| self.file.write_all(&self.block))
+            .map_err(|e| OutputError::io(&self.path, e))?;
+        self.block.clear();
+        Ok(())
     }
 
     /// Flushes and syncs the file: state must be on disk before the commit.
-    pub fn finish(self) -> Result<(), OutputError> {
-        let path = self.path;
-        let f = self
-            .out
-            .into_inner()
-            .map_err(|e| OutputError::io(&path, e.into_error()))?;
-        f.sync_all().map_err(|e| OutputError::io(&path, e))
+    pub fn finish(mut self) -> Result<(), OutputError> {
+        self.flush_block()?;
+        let path = &self.path;
+        self.file.sync_all().map_err(|e| OutputError::io(path, e))
     }
 }
 
@@ -187,11 +264,46 @@ pub fn read_part(path: &Path, mut visit: impl FnMut(StateRecord)) -> Result<(), 
         return Err(corrupt("not a webevo state file".into()));
     }
     let version = u32::from_le_bytes(header[8..12].try_into().unwrap());
-    if version != STATE_VERSION {
+    if !(OLDEST_READABLE_VERSION..=STATE_VERSION).contains(&version) {
         return Err(corrupt(format!(
-            "state version {version}, this webevo reads version {STATE_VERSION}: rebuild the output from the input"
+            "state version {version}, this webevo reads versions {OLDEST_READABLE_VERSION} to {STATE_VERSION}: rebuild the output from the input"
         )));
     }
+    if version == 3 {
+        return read_stream(input, len, visit, corrupt);
+    }
+    let mut at = 12u64;
+    let mut block = Vec::new();
+    while at < len {
+        let mut len_bytes = [0u8; 4];
+        input
+            .read_exact(&mut len_bytes)
+            .map_err(|_| corrupt(format!("truncated state block at byte {at}")))?;
+        let n = u32::from_le_bytes(len_bytes) as usize;
+        block.resize(n, 0);
+        input
+            .read_exact(&mut block)
+            .map_err(|_| corrupt(format!("truncated state block at byte {at}")))?;
+        let mut rest: &[u8] = &block;
+        while !rest.is_empty() {
+            let rec: StateRecord = bincode::deserialize_from(&mut rest).map_err(|e| {
+                let pos = at + 4 + (n - rest.len()) as u64;
+                corrupt(format!("cannot decode state at byte {pos}: {e}"))
+            })?;
+            visit(rec);
+        }
+        at += 4 + n as u64;
+    }
+    Ok(())
+}
+
+/// Reads a version-3 part: records back to back, without blocks.
+fn read_stream(
+    input: BufReader<File>,
+    len: u64,
+    mut visit: impl FnMut(StateRecord),
+    corrupt: impl Fn(String) -> OutputError,
+) -> Result<(), OutputError> {
     let mut input = CountingReader {
         inner: input,
         read: 12,
@@ -220,6 +332,93 @@ impl<R: Read> Read for CountingReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn link(src: u64, src_host: u64, dst: u64, dst_host: u64) -> LinkKey {
+        LinkKey {
+            src: PageId(src),
+            dst: PageId(dst),
+            src_host: HostId(src_host),
+            dst_host: HostId(dst_host),
+        }
+    }
+
+    /// Grouping sorted links by source and expanding the groups gives the
+    /// same links, one record per source.
+    #[test]
+    fn outlinks_round_trip() {
+        let mut links = vec![
+            link(1, 10, 2, 10),
+            link(1, 10, 3, 11),
+            link(1, 10, 4, 10),
+            link(5, 10, 1, 10),
+            link(7, 12, 1, 10),
+            link(7, 12, 9, 12),
+        ];
+        links.sort_unstable();
+        let groups: Vec<Outlinks> = Outlinks::group(&links).collect();
+        assert_eq!(groups.len(), 3);
+        assert_eq!(groups[0].on_host, [PageId(2), PageId(4)]);
+        assert_eq!(groups[0].off_host, [(PageId(3), HostId(11))]);
+        let mut back: Vec<LinkKey> = groups.iter().flat_map(|g| g.links()).collect();
+        back.sort_unstable();
+        assert_eq!(back, links);
+    }
+
+    /// Records written over several blocks read back in order, and a file cut
+    /// short is an error, not fewer records.
+    #[test]
+    fn blocks_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger-00000.bin");
+        let records: Vec<StateRecord> = (0..60_000u64)
+            .map(|i| {
+                StateRecord::Outlinks(Outlinks {
+                    src_host: HostId(i % 7),
+                    src: PageId(i),
+                    on_host: (0..i % 5).map(PageId).collect(),
+                    off_host: vec![(PageId(i + 1), HostId(3)); (i % 2) as usize],
+                })
+            })
+            .collect();
+        let mut w = StateWriter::create(&path).unwrap();
+        for r in &records {
+            w.write(r).unwrap();
+        }
+        w.finish().unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(size > 2 * BLOCK_BYTES as u64, "{size}");
+        let mut read = Vec::new();
+        read_part(&path, |r| read.push(r)).unwrap();
+        assert_eq!(read, records);
+
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
+        let err = read_part(&path, |_| {}).unwrap_err().to_string();
+        assert!(err.contains("truncated state block"), "{err}");
+    }
+
+    /// A version-3 part file (one record per link) still reads.
+    #[test]
+    fn reads_version_3_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger-00000.bin");
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&3u32.to_le_bytes());
+        let old = [link(1, 10, 2, 10), link(1, 10, 3, 11)];
+        for l in old {
+            bytes.extend(bincode::serialize(&StateRecord::Link(l)).unwrap());
+        }
+        std::fs::write(&path, bytes).unwrap();
+        let mut read = Vec::new();
+        read_part(&path, |r| read.push(r)).unwrap();
+        assert_eq!(read, old.map(StateRecord::Link));
+
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&2u32.to_le_bytes());
+        std::fs::write(&path, bytes).unwrap();
+        let err = read_part(&path, |_| {}).unwrap_err().to_string();
+        assert!(err.contains("state version 2"), "{err}");
+    }
 
     /// A worker's own parts are those numbered by it, of every kind (the ECHO
     /// parts carry a further name), and only when as many workers wrote them.

@@ -15,8 +15,8 @@ use crate::algo::site_round::{Policy, JACCARD_BINS};
 use crate::job::DiscoveryParams;
 use crate::model::{HostId, PageId, Seq};
 use crate::output::discovery::{
-    CoverCurveRow, CoverSide, CoverSummary, GlobalCoverRow, JaccardRow, NewSitesRow, PolicyRow,
-    SiteCoverRow, SiteOut,
+    CoverCurveRow, CoverSide, CoverStats, CoverSummary, GlobalCoverRow, JaccardRow, NewSitesRow,
+    PolicyRow, SiteCoverRow, SiteOut,
 };
 use crate::output::rows::{HostCounts, SnapshotRow};
 
@@ -26,12 +26,9 @@ use crate::output::rows::{HostCounts, SnapshotRow};
 /// every new page is an orphan).
 pub fn cover_summaries<'s>(
     counts: VecCollection<'s, Seq, (HostId, HostCounts)>,
-    covers: VecCollection<'s, Seq, (HostId, CoverSide)>,
+    stats: VecCollection<'s, Seq, (HostId, CoverStats)>,
 ) -> VecCollection<'s, Seq, (HostId, CoverSummary)> {
-    let stats = covers.flat_map(|(h, side)| match side {
-        CoverSide::Stats(s) => Some((h, Ok(s))),
-        CoverSide::Step { .. } => None,
-    });
+    let stats = stats.map(|(h, s)| (h, Ok(s)));
     counts
         .filter(|(_, c)| c.new_pages > 0 && c.pages_fetched > c.new_pages)
         .map(|(h, c)| (h, Err(c)))

@@ -65,21 +65,49 @@ fn build_discovery<'s>(
         LedgerOut::OffSiteStart(k) => Some((k.host, k.key)),
         _ => None,
     });
+    // Split the per-site results once by kind: every consumer of a stream gets
+    // its own copy of all of it, and the cover steps and clusters carry URLs.
     let rounds = site_rounds::site_rounds(site_msgs, ctx);
-    let covers = rounds.clone().flat_map(|(h, o)| match o {
-        SiteOut::Cover(side) => Some((h, side)),
-        _ => None,
-    });
-    let summaries = discovery::cover_summaries(counts.clone(), covers.clone());
-    let steps = covers
-        .flat_map(|(h, side)| match side {
-            CoverSide::Step {
+    let mut kinds: Vec<VecCollection<'s, Seq, (HostId, SiteOut)>> = rounds
+        .inner
+        .partition(7, |u| {
+            let kind = match (u.0).1 {
+                SiteOut::Cover(CoverSide::Step { .. }) => 0,
+                SiteOut::Cover(CoverSide::Stats(_)) => 1,
+                SiteOut::Curve { .. } => 2,
+                SiteOut::Gain(_) => 3,
+                SiteOut::JaccardBin(_) => 4,
+                SiteOut::Cluster { .. } => 5,
+                SiteOut::Policy { .. } => 6,
+            };
+            (kind, u)
+        })
+        .into_iter()
+        .map(|s| s.as_collection())
+        .collect();
+    let policies = kinds.pop().expect("seven kinds");
+    let cluster_outs = kinds.pop().expect("seven kinds");
+    let jaccard = kinds.pop().expect("seven kinds");
+    let gains = kinds.pop().expect("seven kinds");
+    let curves = kinds.pop().expect("seven kinds");
+    let stats = kinds.pop().expect("seven kinds");
+    let steps = kinds.pop().expect("seven kinds");
+    let summaries = discovery::cover_summaries(
+        counts.clone(),
+        stats.clone().flat_map(|(h, o)| match o {
+            SiteOut::Cover(CoverSide::Stats(s)) => Some((h, s)),
+            _ => None,
+        }),
+    );
+    let steps = steps
+        .flat_map(|(h, o)| match o {
+            SiteOut::Cover(CoverSide::Step {
                 rank,
                 url,
                 gain,
                 covered,
-            } => Some((h, (rank, url, gain, covered))),
-            CoverSide::Stats(_) => None,
+            }) => Some((h, (rank, url, gain, covered))),
+            _ => None,
         })
         .join_map(names.clone(), |_, (rank, url, gain, covered), site| {
             CoverTrajectoryRow {
@@ -94,8 +122,7 @@ fn build_discovery<'s>(
         site: site.clone(),
         summary: *summary,
     });
-    let clusters = rounds
-        .clone()
+    let clusters = cluster_outs
         .flat_map(|(h, o)| match o {
             SiteOut::Cluster {
                 cluster,
@@ -118,11 +145,11 @@ fn build_discovery<'s>(
     vec![
         sink::write_table(steps, ctx),
         sink::write_table(summaries, ctx),
-        sink::write_table(discovery::cover_curve(rounds.clone()), ctx),
-        sink::write_table(discovery::global_cover(rounds.clone(), params), ctx),
-        sink::write_table(discovery::jaccard_histogram(rounds.clone()), ctx),
+        sink::write_table(discovery::cover_curve(curves), ctx),
+        sink::write_table(discovery::global_cover(gains.concat(stats), params), ctx),
+        sink::write_table(discovery::jaccard_histogram(jaccard), ctx),
         sink::write_table(clusters, ctx),
-        sink::write_table(discovery::policy_eval(rounds), ctx),
+        sink::write_table(discovery::policy_eval(policies), ctx),
         sink::write_table_from(discovery::new_sites(totals), ctx, 1),
         sink::write_table(discovery::site_cover(off_site, counts), ctx),
     ]
