@@ -24,3 +24,4 @@ pub mod peers;
 pub mod report;
 pub mod run;
 pub mod state;
+pub mod str_sort;

@@ -167,20 +167,22 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     w.finish()?;
     crate::failpoint::hit("state-written");
 
-    let mut rows: Vec<PageRow> = ledger
+    // Rows in the ledger's order (its memory order), then sorted by URL.
+    let time = |seq| plan.meta(seq).time;
+    let rows: Vec<PageRow> = ledger
         .pages()
         .map(|(state, host)| PageRow {
             state,
             host,
-            first_seen: plan.meta(state.first_seen).time,
-            last_seen: plan.meta(state.last_seen).time,
+            first_seen: time(state.first_seen),
+            last_seen: time(state.last_seen),
         })
         .collect();
-    rows.sort_unstable_by(|a, b| a.state.url.url.cmp(&b.state.url.url));
+    let order = crate::str_sort::order_by_bytes(rows.len(), |i| rows[i].state.url.url.as_bytes());
     let path = part_path(&plan.table_dir("pages", None), ctx.index);
     let n = write_rows(
         &path,
-        &rows,
+        order.iter().map(|&i| &rows[i as usize]),
         &RowContext { snapshot: None },
         &plan.job.write,
     )?;

@@ -618,8 +618,7 @@ impl Orders {
                 }
             }
         }
-        let mut by_url: Vec<u32> = (0..n as u32).collect();
-        by_url.sort_unstable_by(|a, b| g.urls[*a as usize].cmp(&g.urls[*b as usize]));
+        let by_url = crate::str_sort::order_by_bytes(n, |i| g.urls[i].as_bytes());
         let mut url_rank = vec![0u32; n];
         for (k, &u) in by_url.iter().enumerate() {
             url_rank[u as usize] = k as u32;
