@@ -181,6 +181,9 @@ impl Batch {
 #[derive(Default)]
 pub struct Ledger {
     pages: FastMap<PageId, PageState>,
+    /// Pages read back from the state, moved into `pages` at once when the
+    /// restore completes (a map built at its final size moves each entry once).
+    restoring: Vec<(PageId, PageState)>,
     hosts: FastMap<HostId, HostState>,
     /// `E` of the last snapshot, sorted.
     links: Vec<LinkKey>,
@@ -254,9 +257,7 @@ impl Ledger {
     /// [`Self::restored`]); what it hands downstream goes to `out`.
     pub fn restore_record(&mut self, rec: StateRecord, out: &mut Vec<(LedgerOut, i64)>) {
         match rec {
-            StateRecord::Page(id, st) => {
-                self.pages.insert(id, st);
-            }
+            StateRecord::Page(id, st) => self.restoring.push((id, st)),
             StateRecord::Host(id, st) => {
                 out.push((
                     LedgerOut::HostName(HostKey {
@@ -291,6 +292,8 @@ impl Ledger {
     /// returning `out` with the updates that make downstream collections hold
     /// that snapshot's state.
     pub fn restored(&mut self, seq: Seq, mut out: Vec<(LedgerOut, i64)>) -> Vec<(LedgerOut, i64)> {
+        self.pages.reserve(self.restoring.len());
+        self.pages.extend(std::mem::take(&mut self.restoring));
         if let Some(book) = self.change.as_mut() {
             let hosts = &self.hosts;
             let counts = book.restored(&self.pages, &|h| hosts[&h].name.clone());

@@ -10,6 +10,9 @@ pub mod table;
 pub mod url;
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::ArrayRef;
 
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +20,7 @@ use crate::error::InputError;
 use crate::model::{digest_hash, route, HostId, Micros, PageId};
 use crate::state::StateRecord;
 use crawl_dir::SnapshotInput;
-use table::Share;
+use table::{dict_value, Row, Share};
 use url::{normalize_for, NormalUrl};
 
 use crate::job::SiteKey;
@@ -196,10 +199,9 @@ pub fn read_snapshot(
         if count < 1 {
             return Err(format!("link count {count} is not positive"));
         }
-        let (Some(src), Some(dst)) = (row.text(0)?, row.text(1)?) else {
+        let (Some(src), Some(dst)) = (urls.cell(row, 0)?, urls.cell(row, 1)?) else {
             return Err("src and dst must not be empty".into());
         };
-        let (src, dst) = (urls.lookup_src(src), urls.lookup(dst));
         let (Some(src_ids), Some(dst_ids)) = (urls.ids(src), urls.ids(dst)) else {
             odd.unparsable_link_urls += 1;
             return Ok(());
@@ -231,8 +233,10 @@ pub fn read_snapshot(
 /// names a page announces it to its host's ledger as a [`Mention`].
 ///
 /// A lookup hashes the raw string once and hands back an index, so announcing
-/// costs no second lookup; and since link tables usually list a page's outlinks
-/// together, a source equal to the previous row's costs one comparison.
+/// costs no second lookup. A Parquet column read with its dictionary costs one
+/// lookup per distinct value of a column chunk, and then an array index per
+/// row ([`DictMemo`]). Otherwise, since link tables usually list a page's
+/// outlinks together, a source equal to the previous row's costs one comparison.
 struct UrlCache {
     /// Raw string to its index in `endpoints`.
     seen: HashMap<String, u32, foldhash::fast::FixedState>,
@@ -240,7 +244,23 @@ struct UrlCache {
     endpoints: Vec<Option<Endpoint>>,
     /// The previous row's raw source and its index.
     last_src: Option<(String, u32)>,
+    /// Per link column (source, destination), its current dictionary's entries.
+    dicts: [DictMemo; 2],
     site_key: SiteKey,
+}
+
+/// The endpoint indices of one dictionary's entries, looked up on first use.
+#[derive(Default)]
+struct DictMemo {
+    /// The dictionary, held so that its identity (the `Arc`) stays unique
+    /// while the memo refers to it.
+    values: Option<ArrayRef>,
+    /// Per entry its endpoint index, or [`DictMemo::UNSEEN`].
+    index: Vec<u32>,
+}
+
+impl DictMemo {
+    const UNSEEN: u32 = u32::MAX;
 }
 
 struct Endpoint {
@@ -256,6 +276,7 @@ impl UrlCache {
             seen: HashMap::default(),
             endpoints: Vec::new(),
             last_src: None,
+            dicts: Default::default(),
             site_key,
         }
     }
@@ -277,6 +298,31 @@ impl UrlCache {
         self.endpoints.push(e);
         self.seen.insert(raw.to_string(), i);
         i
+    }
+
+    /// The endpoint index of text cell `col` (0: source, 1: destination) of a
+    /// link row; `None` for an empty cell.
+    fn cell(&mut self, row: &Row, col: usize) -> Result<Option<u32>, String> {
+        if let Some((values, key)) = row.dict_key(col) {
+            let memo = &mut self.dicts[col];
+            if !memo.values.as_ref().is_some_and(|v| Arc::ptr_eq(v, values)) {
+                memo.values = Some(values.clone());
+                memo.index.clear();
+                memo.index.resize(values.len(), DictMemo::UNSEEN);
+            }
+            let known = memo.index[key];
+            if known != DictMemo::UNSEEN {
+                return Ok(Some(known));
+            }
+            let i = self.lookup(dict_value(values, key)?);
+            self.dicts[col].index[key] = i;
+            return Ok(Some(i));
+        }
+        Ok(match row.text(col)? {
+            None => None,
+            Some(raw) if col == 0 => Some(self.lookup_src(raw)),
+            Some(raw) => Some(self.lookup(raw)),
+        })
     }
 
     /// [`lookup`](Self::lookup) for a link's source, remembering the last one.
@@ -386,3 +432,158 @@ pub fn read_trust(
 
 /// The largest trust weight, in [`TrustWeights`] units.
 pub const TRUST_UNIT: u64 = 1 << 40;
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use arrow_array::types::Int16Type;
+    use arrow_array::{ArrayRef, DictionaryArray, Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    use super::*;
+    use crate::ingest::crawl_dir::CrawlDir;
+
+    /// Link rows: sources in runs, destinations repeating across row groups,
+    /// self-links, a URL that cannot be a page, and a host of its own.
+    fn links() -> Vec<(String, String)> {
+        let mut rows = Vec::new();
+        for s in 0..1000 {
+            for d in 0..12 {
+                let dst = match (s * 7 + d) % 15 {
+                    0 => "mailto:x@y.z".to_string(),
+                    2 => format!("http://a.com/p{}", (s * 13) % 1000),
+                    1 => format!("http://a.com/p{s}"),
+                    k if k % 4 == 0 => format!("http://other{k}.org/"),
+                    k => format!("http://a.com/p{}", k * 3),
+                };
+                rows.push((format!("http://a.com/p{s}"), dst));
+            }
+        }
+        rows
+    }
+
+    fn write_links(path: &Path, rows: &[(String, String)], how: &str) {
+        let strings = |f: fn(&(String, String)) -> &str| -> ArrayRef {
+            let col: Vec<&str> = rows.iter().map(f).collect();
+            if how == "int16 dictionary" {
+                Arc::new(col.into_iter().collect::<DictionaryArray<Int16Type>>())
+            } else {
+                Arc::new(StringArray::from(col))
+            }
+        };
+        let text = if how == "int16 dictionary" {
+            DataType::Dictionary(Box::new(DataType::Int16), Box::new(DataType::Utf8))
+        } else {
+            DataType::Utf8
+        };
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("src", text.clone(), false),
+            Field::new("dst", text, false),
+            Field::new("count", DataType::Int64, false),
+        ]));
+        let counts: ArrayRef = Arc::new(Int64Array::from(vec![1; rows.len()]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![strings(|r| &r.0), strings(|r| &r.1), counts],
+        )
+        .unwrap();
+        let props = WriterProperties::builder().set_max_row_group_row_count(Some(3000));
+        let props = match how {
+            "plain" => props.set_dictionary_enabled(false),
+            // The dictionary outgrows its page within a chunk: later pages are plain.
+            "dictionary falling back" => props
+                .set_dictionary_page_size_limit(200)
+                .set_data_page_row_count_limit(10)
+                .set_write_batch_size(10),
+            _ => props,
+        };
+        let f = std::fs::File::create(path).unwrap();
+        let mut w = ArrowWriter::try_new(f, schema, Some(props.build())).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+
+    /// What one worker of `peers` reads of a crawl with one snapshot, as text.
+    fn read(root: &Path, index: usize, peers: usize) -> (Vec<String>, OddRows) {
+        let crawl = CrawlDir::open(root).unwrap();
+        let mut out = Vec::new();
+        let mut odd = OddRows::default();
+        let share = Share { index, peers };
+        read_snapshot(
+            &crawl.snapshots[0],
+            share,
+            SiteKey::Host,
+            &mut odd,
+            &mut |r| out.push(format!("{r:?}")),
+        )
+        .unwrap();
+        out.sort();
+        (out, odd)
+    }
+
+    fn crawl(dir: &Path, how: &str) -> std::path::PathBuf {
+        let root = dir.join(how);
+        let snap = root.join("snapshots/0");
+        std::fs::create_dir_all(&snap).unwrap();
+        std::fs::write(
+            snap.join("snapshot.json"),
+            r#"{"time": "2024-01-01T00:00:00Z"}"#,
+        )
+        .unwrap();
+        std::fs::write(snap.join("pages.tsv"), "url\nhttp://a.com/p0\n").unwrap();
+        if how == "tsv" {
+            let mut text = "src\tdst\n".to_string();
+            for (s, d) in links() {
+                text.push_str(&format!("{s}\t{d}\n"));
+            }
+            std::fs::write(snap.join("links.tsv"), text).unwrap();
+        } else {
+            write_links(&snap.join("links.parquet"), &links(), how);
+        }
+        root
+    }
+
+    /// Links read through their Parquet dictionaries give the same records
+    /// and odd-row counts as plain Parquet and TSV, whatever the encoding of
+    /// the file's pages and on every share of the row groups.
+    #[test]
+    fn dictionary_reading_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tsv, tsv_odd) = read(&crawl(dir.path(), "tsv"), 0, 1);
+        assert!(tsv.len() > 10_000, "{}", tsv.len());
+        assert!(tsv_odd.self_links > 0 && tsv_odd.unparsable_link_urls > 0);
+        for how in [
+            "dictionary",
+            "plain",
+            "dictionary falling back",
+            "int16 dictionary",
+        ] {
+            let root = crawl(dir.path(), how);
+            let (all, odd) = read(&root, 0, 1);
+            let first_difference = all.iter().zip(&tsv).find(|(a, b)| a != b);
+            assert!(
+                all == tsv,
+                "{how}: {} records against {}; first difference {first_difference:?}",
+                all.len(),
+                tsv.len()
+            );
+            assert_eq!(
+                (odd.self_links, odd.unparsable_link_urls),
+                (tsv_odd.self_links, tsv_odd.unparsable_link_urls),
+                "{how}"
+            );
+            // Two shares read disjoint row groups; together, the same links.
+            let links = |v: Vec<String>| -> Vec<String> {
+                v.into_iter().filter(|r| r.starts_with("Link")).collect()
+            };
+            let mut two = links(read(&root, 0, 2).0);
+            two.extend(links(read(&root, 1, 2).0));
+            two.sort();
+            assert!(two == links(all), "{how}: two shares differ from one");
+        }
+    }
+}

@@ -8,6 +8,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -15,8 +16,10 @@ use arrow_array::types::{
     TimestampNanosecondType, TimestampSecondType, UInt32Type, UInt64Type,
 };
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_schema::{DataType, TimeUnit};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ProjectionMask;
 
 use crate::error::{InputError, Position};
@@ -48,6 +51,10 @@ pub struct InputColumn {
     pub name: &'static str,
     pub required: bool,
     pub cell: CellType,
+    /// Text that repeats across rows (a link's ends): Parquet hands it over
+    /// with its dictionary, so a reader can work once per distinct value of a
+    /// column chunk ([`Row::dict_key`]).
+    pub repeats: bool,
 }
 
 const fn col(name: &'static str, required: bool, cell: CellType) -> InputColumn {
@@ -55,6 +62,16 @@ const fn col(name: &'static str, required: bool, cell: CellType) -> InputColumn 
         name,
         required,
         cell,
+        repeats: false,
+    }
+}
+
+const fn repeated_text(name: &'static str) -> InputColumn {
+    InputColumn {
+        name,
+        required: true,
+        cell: CellType::Text,
+        repeats: true,
     }
 }
 
@@ -66,8 +83,8 @@ const PAGES_COLUMNS: &[InputColumn] = &[
     col("digest", false, Text),
 ];
 const LINKS_COLUMNS: &[InputColumn] = &[
-    col("src", true, Text),
-    col("dst", true, Text),
+    repeated_text("src"),
+    repeated_text("dst"),
     col("count", false, Int),
 ];
 const CLICKS_COLUMNS: &[InputColumn] = &[
@@ -170,10 +187,33 @@ impl Row<'_> {
                     DataType::Utf8View => a.as_string_view().value(*row),
                     DataType::Binary => std::str::from_utf8(a.as_binary::<i32>().value(*row))
                         .map_err(|_| "text is not valid UTF-8".to_string())?,
+                    DataType::Dictionary(_, _) => {
+                        let (values, key) = self.dict_key(col).expect("a dictionary column");
+                        return dict_value(values, key).map(Some);
+                    }
                     other => return Err(format!("unsupported text column type {other}")),
                 }))
             }
         }
+    }
+
+    /// A non-null cell of a text column read with its dictionary: the
+    /// dictionary (the same array for every row of a Parquet column chunk
+    /// whose pages share it) and the cell's key into it. `None` for other
+    /// columns and null cells; the value is [`dict_value`]`(values, key)`.
+    pub fn dict_key(&self, col: usize) -> Option<(&ArrayRef, usize)> {
+        let Row::Arrow { columns, row } = self else {
+            return None;
+        };
+        let a = columns[col].as_ref()?;
+        let DataType::Dictionary(_, _) = a.data_type() else {
+            return None;
+        };
+        if a.is_null(*row) {
+            return None;
+        }
+        let d = a.as_dictionary::<Int32Type>();
+        Some((d.values(), d.keys().value(*row) as usize))
     }
 
     /// An integer cell.
@@ -282,9 +322,23 @@ impl Row<'_> {
     }
 }
 
+/// Entry `key` of a dictionary of text (as [`Row::dict_key`] gives it).
+pub fn dict_value(values: &ArrayRef, key: usize) -> Result<&str, String> {
+    match values.data_type() {
+        DataType::Utf8 => Ok(values.as_string::<i32>().value(key)),
+        DataType::LargeUtf8 => Ok(values.as_string::<i64>().value(key)),
+        DataType::Binary => std::str::from_utf8(values.as_binary::<i32>().value(key))
+            .map_err(|_| "text is not valid UTF-8".to_string()),
+        other => Err(format!("unsupported text column type {other}")),
+    }
+}
+
 fn cell_accepts(cell: CellType, dt: &DataType) -> bool {
     use DataType::*;
-    let text = matches!(dt, Utf8 | LargeUtf8 | Utf8View | Binary);
+    let text = match dt {
+        Dictionary(_, v) => matches!(**v, Utf8 | LargeUtf8 | Binary),
+        _ => matches!(dt, Utf8 | LargeUtf8 | Utf8View | Binary),
+    };
     let int = matches!(dt, Int64 | Int32 | Int16 | UInt32 | UInt64);
     match cell {
         CellType::Text => text,
@@ -344,6 +398,7 @@ fn read_parquet(
 ) -> Result<(), InputError> {
     let builder = parquet_builder(&file.path)?;
     let map = parquet_columns(file, builder.schema().as_ref())?;
+    let builder = keep_dictionaries(file, builder, &map)?;
     let groups: Vec<usize> = (0..builder.metadata().num_row_groups())
         .filter(|g| share.takes(*g))
         .collect();
@@ -393,6 +448,44 @@ fn read_parquet(
         }
     }
     Ok(())
+}
+
+/// Reopens `builder` so that the declared columns that repeat come with
+/// their dictionaries (Parquet's dictionary pages; a chunk without one gets
+/// a dictionary built by the reader), and every dictionary column with
+/// 32-bit keys, the one kind [`Row`] reads.
+fn keep_dictionaries(
+    file: &InputFile,
+    builder: ParquetRecordBatchReaderBuilder<File>,
+    map: &[Option<usize>],
+) -> Result<ParquetRecordBatchReaderBuilder<File>, InputError> {
+    let schema = builder.schema();
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    let mut changed = false;
+    for (c, i) in file.kind.columns().iter().zip(map) {
+        let Some(i) = *i else { continue };
+        let value = match fields[i].data_type() {
+            DataType::Dictionary(k, v) if **k != DataType::Int32 => v.as_ref().clone(),
+            dt @ (DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary) if c.repeats => {
+                dt.clone()
+            }
+            _ => continue,
+        };
+        let dt = DataType::Dictionary(Box::new(DataType::Int32), Box::new(value));
+        fields[i] = fields[i].clone().with_data_type(dt);
+        changed = true;
+    }
+    if !changed {
+        return Ok(builder);
+    }
+    let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let options = ArrowReaderOptions::new().with_schema(schema);
+    let metadata = ArrowReaderMetadata::try_new(builder.metadata().clone(), options)
+        .map_err(|e| InputError::file(&file.path, format!("not a readable Parquet file: {e}")))?;
+    let f = File::open(&file.path).map_err(|e| InputError::io(&file.path, e))?;
+    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
+        f, metadata,
+    ))
 }
 
 type Lines = Box<dyn BufRead>;
