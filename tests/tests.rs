@@ -5,6 +5,8 @@ mod util;
 
 // Bad input: clear errors naming file and row, exit code 2; odd rows counted.
 mod bad_input;
+// `webevo check`: the run's row counts and errors, without a run.
+mod check;
 // The corpus of nasty real-world input (tests/corpus/): each case fails clearly or runs right.
 mod corpus;
 // Hostile input: a bounded mutation fuzzer over every parser; no panic, errors name the file.

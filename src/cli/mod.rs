@@ -1,5 +1,6 @@
 //! The command line: clap types only; each subcommand lives in its own file.
 
+mod check;
 mod generate;
 mod import;
 mod report;
@@ -33,6 +34,9 @@ pub enum Command {
     Schemas(schemas::Args),
     /// Show what an output directory holds (and finish an interrupted commit).
     Status(status::Args),
+    /// Read and parse a crawl directory without running anything: its errors,
+    /// its row counts, and how long reading takes.
+    Check(check::Args),
 }
 
 /// A `--memory-limit` value: a size, or none.
@@ -71,5 +75,6 @@ where
         Command::Run(a) => run::main(a),
         Command::Schemas(a) => schemas::main(a),
         Command::Status(a) => status::main(a),
+        Command::Check(a) => check::main(a),
     }
 }
