@@ -65,33 +65,20 @@ fn build_discovery<'s>(
         LedgerOut::OffSiteStart(k) => Some((k.host, k.key)),
         _ => None,
     });
-    // Split the per-site results once by kind: every consumer of a stream gets
-    // its own copy of all of it, and the cover steps and clusters carry URLs.
+    // Split the per-site results once by kind: the cover steps and clusters
+    // carry URLs.
     let rounds = site_rounds::site_rounds(site_msgs, ctx);
-    let mut kinds: Vec<VecCollection<'s, Seq, (HostId, SiteOut)>> = rounds
-        .inner
-        .partition(7, |u| {
-            let kind = match (u.0).1 {
-                SiteOut::Cover(CoverSide::Step { .. }) => 0,
-                SiteOut::Cover(CoverSide::Stats(_)) => 1,
-                SiteOut::Curve { .. } => 2,
-                SiteOut::Gain(_) => 3,
-                SiteOut::JaccardBin(_) => 4,
-                SiteOut::Cluster { .. } => 5,
-                SiteOut::Policy { .. } => 6,
-            };
-            (kind, u)
+    let [steps, stats, curves, gains, jaccard, cluster_outs, policies] =
+        split_by_kind(rounds.inner, |o: &(HostId, SiteOut)| match o.1 {
+            SiteOut::Cover(CoverSide::Step { .. }) => 0,
+            SiteOut::Cover(CoverSide::Stats(_)) => 1,
+            SiteOut::Curve { .. } => 2,
+            SiteOut::Gain(_) => 3,
+            SiteOut::JaccardBin(_) => 4,
+            SiteOut::Cluster { .. } => 5,
+            SiteOut::Policy { .. } => 6,
         })
-        .into_iter()
-        .map(|s| s.as_collection())
-        .collect();
-    let policies = kinds.pop().expect("seven kinds");
-    let cluster_outs = kinds.pop().expect("seven kinds");
-    let jaccard = kinds.pop().expect("seven kinds");
-    let gains = kinds.pop().expect("seven kinds");
-    let curves = kinds.pop().expect("seven kinds");
-    let stats = kinds.pop().expect("seven kinds");
-    let steps = kinds.pop().expect("seven kinds");
+        .map(|s| s.as_collection());
     let summaries = discovery::cover_summaries(
         counts.clone(),
         stats.clone().flat_map(|(h, o)| match o {
@@ -223,6 +210,19 @@ fn build_change<'s>(
     ]
 }
 
+/// Splits a stream of updates into `N` streams by the kind (`0..N`) of each
+/// datum, moving every update into exactly one: a stream with several
+/// consumers hands each of them its own copy of all of it.
+fn split_by_kind<'s, D: Clone + 'static, const N: usize>(
+    updates: Stream<'s, Seq, Vec<(D, Seq, isize)>>,
+    kind: impl Fn(&D) -> u64 + 'static,
+) -> [Stream<'s, Seq, Vec<(D, Seq, isize)>>; N] {
+    let parts = updates.partition(N as u64, move |u| (kind(&u.0), u));
+    parts
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("partition gives as many streams as asked"))
+}
+
 /// Builds the whole dataflow over the routed input `records`; the returned probe
 /// passes a snapshot once every table of it is written.
 pub fn build<'s>(
@@ -232,11 +232,10 @@ pub fn build<'s>(
 ) -> ProbeHandle<Seq> {
     let ledger = ledger_op::ledger(records, ctx);
     let analyses = &ctx.plan.job.analyses;
-    // Split the per-snapshot messages off once: the rows are large, and every
-    // consumer of a stream receives its own copy of all of it. They are
+    // Split the per-snapshot messages off once: the rows are large. They are
     // messages of one snapshot each, not a collection.
-    let mut parts = ledger.inner.partition(7, |u| {
-        let part = match u.0 {
+    let [ledger, pages, groups, plan, rank_nodes, echo_msgs, site_msgs] =
+        split_by_kind(ledger.inner, |o: &LedgerOut| match o {
             LedgerOut::PageChange(_) => 1,
             LedgerOut::GroupChange(_) => 2,
             LedgerOut::PlanPage(_) => 3,
@@ -244,17 +243,8 @@ pub fn build<'s>(
             LedgerOut::Echo(_) => 5,
             LedgerOut::StartEdge(_) | LedgerOut::NewEdge(_) | LedgerOut::Restored(_) => 6,
             _ => 0,
-        };
-        (part, u)
-    });
-    let site_msgs = parts.pop().expect("seven parts");
-    let echo_msgs = parts.pop().expect("six parts");
-    let rank_nodes = parts.pop().expect("five parts");
-    let plan = parts.pop().expect("five parts");
-    let groups = parts.pop().expect("five parts");
-    let pages = parts.pop().expect("five parts");
-    let ledger: VecCollection<'s, Seq, LedgerOut> =
-        parts.pop().expect("five parts").as_collection();
+        });
+    let ledger: VecCollection<'s, Seq, LedgerOut> = ledger.as_collection();
     let facts = ledger.clone().flat_map(|o| match o {
         LedgerOut::Fact(k) => Some(k),
         _ => None,
