@@ -36,7 +36,7 @@ use crate::algo::pagerank::{
     is_main_page, tolerance_units, trust_share, Accelerated, Acceleration, Damping, HostMass,
     LinkFactor, Relaxation, ONE,
 };
-use crate::dataflow::rankmass::Orders;
+use crate::dataflow::rankmass::{GraphPart, NodesPart, Orders};
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::{TrustWeights, UrlText};
@@ -66,8 +66,10 @@ pub enum Msg {
     /// A step: the shares into those destinations, `stride` values each (the
     /// vectors still iterating, primary first).
     Mass { to: u64, from: u32, mass: Vec<u64> },
-    /// A worker's sums, one copy to each worker.
-    Sums { to: u64, sums: Sums },
+    /// A worker's sums, one copy to each worker. Boxed, as are the graph and
+    /// nodes below: `Sums` is ten 128-bit sums, and every `Out` of the
+    /// operator, each of a snapshot's rows included, would carry its size.
+    Sums { to: u64, sums: Box<Sums> },
     /// Orderings: a worker's histogram of a byte of its candidates' `rm`,
     /// and their smallest and largest `rm` (`u64::MAX` and 0 if none).
     Hist {
@@ -83,9 +85,7 @@ pub enum Msg {
     Nodes {
         to: u64,
         from: u32,
-        urls: Vec<String>,
-        ranks: Vec<u64>,
-        trust: Vec<u64>,
+        nodes: Box<NodesPart>,
     },
     /// Orderings, to worker 0: the sender's outlinks (its `Part` CSR, slot runs
     /// and the positions of every sender's slots here), for the single-page
@@ -93,10 +93,7 @@ pub enum Msg {
     Graph {
         to: u64,
         from: u32,
-        offsets: Vec<u32>,
-        targets: Vec<u32>,
-        runs: Vec<(u32, u32)>,
-        inbound: Vec<Vec<u32>>,
+        graph: Box<GraphPart>,
     },
     /// Orderings, to worker 0: the sender's downloads of an ordering, as
     /// `(node, round, rm at download)`.
@@ -167,15 +164,20 @@ impl Sums {
     }
 }
 
+/// The operator's output, one stream per kind. A snapshot's rows are all
+/// held in one batch of these, so the per-page kinds set the size (see the
+/// test below): the few rows of a snapshot's runs, curves and summaries are
+/// boxed, and a page's revisit weight is a plain pair until it leaves.
 pub enum Out {
     Msg(Msg),
     Row(PageRankRow),
-    Run(PageRankRunRow),
-    Weight((LedgerOut, Seq, isize)),
+    Run(Box<PageRankRunRow>),
+    /// A page's rank as its revisit weight, at snapshot `Seq`.
+    Weight((PageId, u64, Seq)),
     Host(HostRankRow),
     Order(RankmassOrderRow),
-    Curve(RankmassCurveRow),
-    Summary(RankmassSummaryRow),
+    Curve(Box<RankmassCurveRow>),
+    Summary(Box<RankmassSummaryRow>),
 }
 
 impl Out {
@@ -540,7 +542,10 @@ struct Solver {
 impl Solver {
     fn broadcast(&self, sums: Sums, out: &mut Vec<Out>) {
         for w in 0..self.peers {
-            out.push(Out::Msg(Msg::Sums { to: w as u64, sums }));
+            out.push(Out::Msg(Msg::Sums {
+                to: w as u64,
+                sums: Box::new(sums),
+            }));
         }
     }
 
@@ -702,7 +707,7 @@ impl Solver {
             h.0 += u128::from(x[i]);
             h.1 += 1;
             if self.weights {
-                out.push(Out::Weight((LedgerOut::PlanWeight(p.pages[i], x[i]), t, 1)));
+                out.push(Out::Weight((p.pages[i], x[i], t)));
             }
             let host = url.host().to_string();
             out.push(Out::Row(PageRankRow {
@@ -724,7 +729,7 @@ impl Solver {
                 .map(|(host, (rank, pages))| Out::Host(HostRankRow { host, rank, pages })),
         );
         if self.index == 0 {
-            out.push(Out::Run(PageRankRunRow {
+            out.push(Out::Run(Box::new(PageRankRunRow {
                 iterations: i64::from(self.iterations[0]),
                 warm_started: self.warm_started,
                 change: self.change[0],
@@ -736,7 +741,7 @@ impl Solver {
                     i64::from(self.iterations[v])
                 }),
                 micros: self.solve_micros,
-            }));
+            })));
         }
     }
 
@@ -1145,12 +1150,13 @@ pub fn pagerank<'s>(
         }
         take!(Out::Msg).connect_loop(handle);
         let rows = take!(Out::Row);
-        let runs = take!(Out::Run);
-        let weights = take!(Out::Weight);
+        let runs = take!(Out::Run).map(|r| *r);
+        let weights =
+            take!(Out::Weight).map(|(page, rank, t)| (LedgerOut::PlanWeight(page, rank), t, 1));
         let hosts = take!(Out::Host);
         let orders = take!(Out::Order);
-        let curves = take!(Out::Curve);
-        let summaries = take!(Out::Summary);
+        let curves = take!(Out::Curve).map(|r| *r);
+        let summaries = take!(Out::Summary).map(|r| *r);
         PageRankOut {
             rows: rows.leave(outer),
             runs: runs.leave(outer),
@@ -1161,4 +1167,19 @@ pub fn pagerank<'s>(
             summaries: summaries.leave(outer),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row of a snapshot's tables passes through the operator's output
+    /// as an `Out`, a whole snapshot's of them at a time, so a large variant
+    /// costs its size per row: a `Sums` inline once made each 224 bytes.
+    #[test]
+    fn an_output_record_is_no_larger_than_a_row() {
+        let row = std::mem::size_of::<PageRankRow>();
+        let out = std::mem::size_of::<Out>();
+        assert!(out <= row + 8, "Out is {out} bytes, a page's row {row}");
+    }
 }

@@ -27,6 +27,8 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use serde::{Deserialize, Serialize};
+
 use crate::algo::pagerank::{trust_share, Damping};
 use crate::algo::rankmass::{
     curve, downloads_to_actual, downloads_to_guarantee, level_units, single_page, start_mass,
@@ -101,10 +103,16 @@ struct Gathered {
     best: Vec<u128>,
 }
 
-/// A worker's nodes as sent to worker 0: the sender, URLs, ranks, trust weights.
-type NodesPart = (u32, Vec<String>, Vec<u64>, Vec<u64>);
+/// A worker's nodes as sent to worker 0: URLs, ranks, trust weights.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NodesPart {
+    pub urls: Vec<String>,
+    pub ranks: Vec<u64>,
+    pub trust: Vec<u64>,
+}
 
 /// A worker's outlinks as sent to worker 0 (see [`Msg::Graph`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GraphPart {
     pub offsets: Vec<u32>,
     pub targets: Vec<u32>,
@@ -180,22 +188,26 @@ impl Orders {
         out.push(Out::Msg(Msg::Nodes {
             to: 0,
             from: self.index as u32,
-            urls: part.urls.iter().map(|u| u.url.clone()).collect(),
-            ranks: ranks.to_vec(),
-            trust: part.trust.clone(),
+            nodes: Box::new(NodesPart {
+                urls: part.urls.iter().map(|u| u.url.clone()).collect(),
+                ranks: ranks.to_vec(),
+                trust: part.trust.clone(),
+            }),
         }));
         if self.single_page {
             out.push(Out::Msg(Msg::Graph {
                 to: 0,
                 from: self.index as u32,
-                offsets: part.offsets.clone(),
-                targets: part.targets.clone(),
-                runs: part
-                    .runs
-                    .iter()
-                    .map(|r| (r.start as u32, r.end as u32))
-                    .collect(),
-                inbound: part.inbound.clone(),
+                graph: Box::new(GraphPart {
+                    offsets: part.offsets.clone(),
+                    targets: part.targets.clone(),
+                    runs: part
+                        .runs
+                        .iter()
+                        .map(|r| (r.start as u32, r.end as u32))
+                        .collect(),
+                    inbound: part.inbound.clone(),
+                }),
             }));
         }
         self.queue = std::iter::once(FULL)
@@ -331,7 +343,10 @@ impl Orders {
             ..Sums::default()
         };
         for w in 0..self.peers {
-            out.push(Out::Msg(Msg::Sums { to: w as u64, sums }));
+            out.push(Out::Msg(Msg::Sums {
+                to: w as u64,
+                sums: Box::new(sums),
+            }));
         }
         run.stage = Stage::Pass;
     }
@@ -364,29 +379,8 @@ impl Orders {
                     hi = hi.max(h);
                 }
                 Msg::Ties { urls, .. } => ties.extend(urls),
-                Msg::Nodes {
-                    from,
-                    urls,
-                    ranks,
-                    trust,
-                    ..
-                } => nodes.push((from, urls, ranks, trust)),
-                Msg::Graph {
-                    from,
-                    offsets,
-                    targets,
-                    runs,
-                    inbound,
-                    ..
-                } => graphs.push((
-                    from,
-                    GraphPart {
-                        offsets,
-                        targets,
-                        runs,
-                        inbound,
-                    },
-                )),
+                Msg::Nodes { from, nodes: n, .. } => nodes.push((from, *n)),
+                Msg::Graph { from, graph, .. } => graphs.push((from, *graph)),
                 Msg::Log {
                     from, downloads, ..
                 } => logs.push((from, downloads)),
@@ -571,17 +565,17 @@ impl Orders {
     }
 
     /// Worker 0: every worker's nodes, numbered by worker, then position.
-    fn gather(&mut self, mut nodes: Vec<NodesPart>) {
+    fn gather(&mut self, mut nodes: Vec<(u32, NodesPart)>) {
         nodes.sort_unstable_by_key(|n| n.0);
         let mut g = Gathered {
             base: vec![0; self.peers],
             ..Gathered::default()
         };
-        for (from, urls, ranks, trust) in nodes {
+        for (from, n) in nodes {
             g.base[from as usize] = g.urls.len() as u32;
-            g.urls.extend(urls);
-            g.ranks.extend(ranks);
-            g.trust.extend(trust);
+            g.urls.extend(n.urls);
+            g.ranks.extend(n.ranks);
+            g.trust.extend(n.trust);
         }
         let mut sorted = g.ranks.clone();
         sorted.sort_unstable_by(|a, b| b.cmp(a));
@@ -712,16 +706,16 @@ impl Orders {
             }));
         }
         for p in curve(&ranks, progress, &g.best) {
-            out.push(Out::Curve(RankmassCurveRow {
+            out.push(Out::Curve(Box::new(RankmassCurveRow {
                 key,
                 downloads: p.downloads as i64,
                 guaranteed: p.guaranteed,
                 actual: p.actual,
                 optimal: p.optimal,
-            }));
+            })));
         }
         let level = level_units(0.98);
-        out.push(Out::Summary(RankmassSummaryRow {
+        out.push(Out::Summary(Box::new(RankmassSummaryRow {
             key,
             to_098_guaranteed: downloads_to_guarantee(progress, level).map(|n| n as i64),
             to_098_actual: downloads_to_actual(&ranks, level).map(|n| n as i64),
@@ -729,7 +723,7 @@ impl Orders {
             micros,
             final_guaranteed: crm,
             downloads: downloads.len() as i64,
-        }));
+        })));
     }
 }
 
