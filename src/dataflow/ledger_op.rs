@@ -80,9 +80,11 @@ pub fn ledger<'s>(
                         } else {
                             let batch = stash.remove(&t).unwrap_or_default();
                             let updates = fold(&mut ledger, &ctx, t, batch);
-                            output.session(&c).give_iterator(
-                                updates.into_iter().map(|(o, d)| (o, t, d as isize)),
-                            );
+                            give_releasing(updates, |chunk| {
+                                output
+                                    .session(&c)
+                                    .give_iterator(chunk.map(|(o, d)| (o, t, d as isize)))
+                            });
                         }
                         next += 1;
                         match epochs.get(next) {
@@ -94,6 +96,21 @@ pub fn ledger<'s>(
             },
         )
         .as_collection()
+}
+
+/// Hands `updates` on a chunk at a time from its end, giving the vector's
+/// memory back as it goes: a snapshot's updates (every link of a new site's
+/// closure among them) would otherwise be held twice at once, once here and
+/// once in the output's containers until the consumers run.
+fn give_releasing<D>(mut updates: Vec<D>, mut give: impl FnMut(std::vec::Drain<'_, D>)) {
+    const CHUNK: usize = 1 << 16;
+    while !updates.is_empty() {
+        let keep = updates.len().saturating_sub(CHUNK);
+        give(updates.drain(keep..));
+        if updates.capacity() >= 2 * updates.len() + CHUNK {
+            updates.shrink_to_fit();
+        }
+    }
 }
 
 /// Folds one epoch's records into the ledger.
