@@ -17,13 +17,14 @@ pub mod revisit;
 pub mod sink;
 pub mod site_rounds;
 pub mod spine;
+pub mod split;
 
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use differential_dataflow::{AsCollection, VecCollection};
-use timely::dataflow::operators::vec::{Map, Partition};
+use timely::dataflow::operators::vec::Map;
 use timely::dataflow::operators::{Concat, Concatenate, Probe};
 use timely::dataflow::{ProbeHandle, Scope, Stream};
 
@@ -68,8 +69,10 @@ fn build_discovery<'s>(
     // Split the per-site results once by kind: the cover steps and clusters
     // carry URLs.
     let rounds = site_rounds::site_rounds(site_msgs, ctx);
-    let [steps, stats, curves, gains, jaccard, cluster_outs, policies] =
-        split_by_kind(rounds.inner, |o: &(HostId, SiteOut)| match o.1 {
+    let [steps, stats, curves, gains, jaccard, cluster_outs, policies] = split_updates(
+        rounds.inner,
+        "SplitSiteOut",
+        |o: &(HostId, SiteOut)| match o.1 {
             SiteOut::Cover(CoverSide::Step { .. }) => 0,
             SiteOut::Cover(CoverSide::Stats(_)) => 1,
             SiteOut::Curve { .. } => 2,
@@ -77,8 +80,9 @@ fn build_discovery<'s>(
             SiteOut::JaccardBin(_) => 4,
             SiteOut::Cluster { .. } => 5,
             SiteOut::Policy { .. } => 6,
-        })
-        .map(|s| s.as_collection());
+        },
+    )
+    .map(|s| s.as_collection());
     let summaries = discovery::cover_summaries(
         counts.clone(),
         stats.clone().flat_map(|(h, o)| match o {
@@ -213,14 +217,12 @@ fn build_change<'s>(
 /// Splits a stream of updates into `N` streams by the kind (`0..N`) of each
 /// datum, moving every update into exactly one: a stream with several
 /// consumers hands each of them its own copy of all of it.
-fn split_by_kind<'s, D: Clone + 'static, const N: usize>(
+fn split_updates<'s, D: Clone + 'static, const N: usize>(
     updates: Stream<'s, Seq, Vec<(D, Seq, isize)>>,
-    kind: impl Fn(&D) -> u64 + 'static,
+    name: &str,
+    kind: impl Fn(&D) -> usize + 'static,
 ) -> [Stream<'s, Seq, Vec<(D, Seq, isize)>>; N] {
-    let parts = updates.partition(N as u64, move |u| (kind(&u.0), u));
-    parts
-        .try_into()
-        .unwrap_or_else(|_| unreachable!("partition gives as many streams as asked"))
+    split::split_by_kind(updates, name, move |u: &(D, Seq, isize)| kind(&u.0))
 }
 
 /// Builds the whole dataflow over the routed input `records`; the returned probe
@@ -235,7 +237,7 @@ pub fn build<'s>(
     // Split the per-snapshot messages off once: the rows are large. They are
     // messages of one snapshot each, not a collection.
     let [ledger, pages, groups, plan, rank_nodes, echo_msgs, site_msgs] =
-        split_by_kind(ledger.inner, |o: &LedgerOut| match o {
+        split_updates(ledger.inner, "SplitLedgerOut", |o: &LedgerOut| match o {
             LedgerOut::PageChange(_) => 1,
             LedgerOut::GroupChange(_) => 2,
             LedgerOut::PlanPage(_) => 3,
@@ -266,7 +268,8 @@ pub fn build<'s>(
         done.push(sink::write_snapshot_rows(ranks.rows, ctx));
         done.push(sink::write_snapshot_rows(ranks.runs, ctx));
         done.push(sink::write_snapshot_rows(ranks.hosts, ctx));
-        done.push(sink::write_snapshot_rows(ranks.orders, ctx));
+        // Worker 0 numbers each ordering and emits its rows in rank order.
+        done.push(sink::write_ordered_snapshot_rows(ranks.orders, ctx));
         done.push(sink::write_snapshot_rows(ranks.curves, ctx));
         done.push(sink::write_snapshot_rows(ranks.summaries, ctx));
         // The revisit plan weighs pages by their PageRank, and so waits for it.

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::{Exchange, Pipeline};
 use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::vec::{Map, Partition};
+use timely::dataflow::operators::vec::Map;
 use timely::dataflow::operators::{Capability, ConnectLoop, Enter, Feedback, Leave};
 use timely::dataflow::Stream;
 use timely::order::Product;
@@ -37,6 +37,7 @@ use crate::algo::pagerank::{
     LinkFactor, Relaxation, ONE,
 };
 use crate::dataflow::rankmass::{GraphPart, NodesPart, Orders};
+use crate::dataflow::split::split_by_kind;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::{TrustWeights, UrlText};
@@ -181,10 +182,10 @@ pub enum Out {
 }
 
 impl Out {
-    const KINDS: u64 = 8;
+    const KINDS: usize = 8;
 
     /// Its output stream, in declaration order.
-    fn kind(&self) -> u64 {
+    fn kind(&self) -> usize {
         match self {
             Out::Msg(_) => 0,
             Out::Row(_) => 1,
@@ -1136,7 +1137,8 @@ pub fn pagerank<'s>(
             },
         );
         // One stream per kind, in `Out::kind` order; each takes its own.
-        let mut parts = out.partition(Out::KINDS, |o| (o.kind(), o)).into_iter();
+        let parts: [_; Out::KINDS] = split_by_kind(out, "SplitRankOut", Out::kind);
+        let mut parts = parts.into_iter();
         macro_rules! take {
             ($kind:path) => {
                 parts

@@ -50,30 +50,77 @@ pub fn write_rows<'a, R: TableRow + 'a>(
     ctx: &RowContext,
     settings: &WriteSettings,
 ) -> Result<u64, OutputError> {
-    const BATCH: usize = 65_536;
-    let err = |e| OutputError::Parquet {
-        path: path.to_path_buf(),
-        source: e,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
-    }
-    let file = File::create(path).map_err(|e| OutputError::io(path, e))?;
-    let mut writer =
-        ArrowWriter::try_new(file, R::TABLE.arrow_schema(), Some(properties(settings)))
-            .map_err(err)?;
-    let mut batch = RowWriter::new(R::TABLE);
-    let mut total = 0u64;
+    let mut part = PartWriter::<R>::create(path, settings)?;
     for row in rows {
-        batch.push(row, ctx);
-        if batch.rows() == BATCH {
-            total += BATCH as u64;
-            writer.write(&batch.finish()).map_err(err)?;
-        }
+        part.push(row, ctx)?;
     }
-    total += batch.rows() as u64;
-    writer.write(&batch.finish()).map_err(err)?;
-    let file = writer.into_inner().map_err(err)?;
-    file.sync_all().map_err(|e| OutputError::io(path, e))?;
-    Ok(total)
+    part.finish()
+}
+
+/// A part file being written a row at a time, for rows that arrive in their
+/// final order and need not all be held first.
+pub struct PartWriter<R: TableRow> {
+    path: PathBuf,
+    writer: ArrowWriter<File>,
+    batch: RowWriter,
+    total: u64,
+    rows: std::marker::PhantomData<R>,
+}
+
+impl<R: TableRow> PartWriter<R> {
+    /// Rows per Arrow batch handed to the Parquet writer.
+    const BATCH: usize = 65_536;
+
+    /// Creates the file at `path`, and its directory.
+    pub fn create(path: &Path, settings: &WriteSettings) -> Result<Self, OutputError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
+        }
+        let file = File::create(path).map_err(|e| OutputError::io(path, e))?;
+        let writer =
+            ArrowWriter::try_new(file, R::TABLE.arrow_schema(), Some(properties(settings)))
+                .map_err(|e| parquet_error(path, e))?;
+        Ok(PartWriter {
+            path: path.to_path_buf(),
+            writer,
+            batch: RowWriter::new(R::TABLE),
+            total: 0,
+            rows: std::marker::PhantomData,
+        })
+    }
+
+    pub fn push(&mut self, row: &R, ctx: &RowContext) -> Result<(), OutputError> {
+        self.batch.push(row, ctx);
+        if self.batch.rows() == Self::BATCH {
+            self.flush_batch()?;
+        }
+        Ok(())
+    }
+
+    fn flush_batch(&mut self) -> Result<(), OutputError> {
+        self.total += self.batch.rows() as u64;
+        let batch = self.batch.finish();
+        self.writer
+            .write(&batch)
+            .map_err(|e| parquet_error(&self.path, e))
+    }
+
+    /// Writes the footer and syncs the file to disk; returns the rows written.
+    pub fn finish(mut self) -> Result<u64, OutputError> {
+        self.flush_batch()?;
+        let file = self
+            .writer
+            .into_inner()
+            .map_err(|e| parquet_error(&self.path, e))?;
+        file.sync_all()
+            .map_err(|e| OutputError::io(&self.path, e))?;
+        Ok(self.total)
+    }
+}
+
+fn parquet_error(path: &Path, source: parquet::errors::ParquetError) -> OutputError {
+    OutputError::Parquet {
+        path: path.to_path_buf(),
+        source,
+    }
 }
