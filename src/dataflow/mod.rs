@@ -217,7 +217,7 @@ fn build_change<'s>(
 /// Splits a stream of updates into `N` streams by the kind (`0..N`) of each
 /// datum, moving every update into exactly one: a stream with several
 /// consumers hands each of them its own copy of all of it.
-fn split_updates<'s, D: Clone + 'static, const N: usize>(
+fn split_updates<'s, D: 'static, const N: usize>(
     updates: Stream<'s, Seq, Vec<(D, Seq, isize)>>,
     name: &str,
     kind: impl Fn(&D) -> usize + 'static,

@@ -168,7 +168,7 @@ impl Sums {
 /// The operator's output, one stream per kind. A snapshot's rows are all
 /// held in one batch of these, so the per-page kinds set the size (see the
 /// test below): the few rows of a snapshot's runs, curves and summaries are
-/// boxed, and a page's revisit weight is a plain pair until it leaves.
+/// boxed, and a page's revisit weight is a plain triple until it leaves.
 pub enum Out {
     Msg(Msg),
     Row(PageRankRow),

@@ -7,9 +7,11 @@ use differential_dataflow::{Data, VecCollection};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::Capability;
 use timely::dataflow::Stream;
 
 use crate::dataflow::WorkerCtx;
+use crate::error::OutputError;
 use crate::model::Seq;
 use crate::output::batch::{RowContext, TableRow};
 use crate::output::parquet::{part_path, write_rows, PartWriter};
@@ -46,16 +48,13 @@ where
             Pipeline,
             &format!("Write_{table}"),
             move |cap, _info| {
-                let epochs = ctx.plan.epochs();
-                let mut cap = Some(cap);
-                let mut next = 0;
+                let mut clock = EpochClock::new(&ctx, cap);
                 let mut pending: Vec<(R, Seq, isize)> = Vec::new();
                 // The table's accumulated rows on this worker.
                 let mut current: Vec<(R, isize)> = Vec::new();
                 move |(input, frontier), _output| {
                     input.for_each(|_cap, data| pending.append(data));
-                    while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
-                        let t = epochs[next];
+                    while let Some(t) = clock.next_closed(|t| !frontier.less_equal(t)) {
                         let (now, later): (Vec<_>, Vec<_>) =
                             pending.drain(..).partition(|(_, time, _)| *time <= t);
                         pending = later;
@@ -63,11 +62,6 @@ where
                         consolidate(&mut current);
                         if ctx.plan.writes(t) && t >= first {
                             write_snapshot(&ctx, table, t, &current);
-                        }
-                        next += 1;
-                        match (&mut cap, epochs.get(next)) {
-                            (Some(c), Some(n)) => c.downgrade(n),
-                            _ => cap = None,
                         }
                     }
                 }
@@ -95,17 +89,14 @@ where
         Pipeline,
         &format!("Write_{table}"),
         move |cap, _info| {
-            let epochs = ctx.plan.epochs();
-            let mut cap = Some(cap);
-            let mut next = 0;
+            let mut clock = EpochClock::new(&ctx, cap);
             let mut pending: BTreeMap<Seq, Vec<R>> = BTreeMap::new();
             move |(input, frontier), _output| {
                 input.for_each(|c, data| {
                     let t = *c.least().expect("rows carry a time");
                     pending.entry(t).or_default().append(data);
                 });
-                while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
-                    let t = epochs[next];
+                while let Some(t) = clock.next_closed(|t| !frontier.less_equal(t)) {
                     let mut rows: Vec<(R, isize)> = Vec::new();
                     // Anything before `t` belongs to an epoch not written (a restore).
                     let keep = pending.split_off(&(t + 1));
@@ -115,11 +106,6 @@ where
                     if ctx.plan.writes(t) {
                         rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                         write_snapshot(&ctx, table, t, &rows);
-                    }
-                    next += 1;
-                    match (&mut cap, epochs.get(next)) {
-                        (Some(c), Some(n)) => c.downgrade(n),
-                        _ => cap = None,
                     }
                 }
             }
@@ -144,9 +130,7 @@ where
         Pipeline,
         &format!("Write_{table}"),
         move |cap, _info| {
-            let epochs = ctx.plan.epochs();
-            let mut cap = Some(cap);
-            let mut next = 0;
+            let mut clock = EpochClock::new(&ctx, cap);
             // Per snapshot, its open part file (`None` once writing it failed;
             // the error is logged and the run fails at its end).
             let mut open: BTreeMap<Seq, Option<PartWriter<R>>> = BTreeMap::new();
@@ -172,22 +156,9 @@ where
                         }
                     }
                 });
-                while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
-                    let t = epochs[next];
+                while let Some(t) = clock.next_closed(|t| !frontier.less_equal(t)) {
                     if let Some(Some(w)) = open.remove(&t) {
-                        let mut log = ctx.log.borrow_mut();
-                        match w.finish() {
-                            Ok(n) => {
-                                crate::failpoint::hit("table-written");
-                                *log.rows.entry(table.to_string()).or_default() += n
-                            }
-                            Err(e) => log.error(e),
-                        }
-                    }
-                    next += 1;
-                    match (&mut cap, epochs.get(next)) {
-                        (Some(c), Some(n)) => c.downgrade(n),
-                        _ => cap = None,
+                        record_written(&ctx, table, w.finish());
                     }
                 }
             }
@@ -213,11 +184,54 @@ fn write_snapshot<R: TableRow>(ctx: &WorkerCtx, table: &str, t: Seq, current: &[
     let rc = RowContext {
         snapshot: Some(ctx.plan.meta(t)),
     };
-    match write_rows(&path, rows, &rc, &ctx.plan.job.write) {
+    drop(log);
+    record_written(
+        ctx,
+        table,
+        write_rows(&path, rows, &rc, &ctx.plan.job.write),
+    );
+}
+
+/// Counts a written part file's rows in the run's log, or logs why it failed.
+fn record_written(ctx: &WorkerCtx, table: &str, written: Result<u64, OutputError>) {
+    let mut log = ctx.log.borrow_mut();
+    match written {
         Ok(n) => {
             crate::failpoint::hit("table-written");
             *log.rows.entry(table.to_string()).or_default() += n
         }
         Err(e) => log.error(e),
+    }
+}
+
+/// The snapshots a writer writes, in order, and the capability it holds for
+/// the next one: a sink completes a snapshot once its input's frontier has
+/// passed it, then lets its own output's frontier pass it too.
+struct EpochClock {
+    epochs: Vec<Seq>,
+    next: usize,
+    cap: Option<Capability<Seq>>,
+}
+
+impl EpochClock {
+    fn new(ctx: &WorkerCtx, cap: Capability<Seq>) -> EpochClock {
+        EpochClock {
+            epochs: ctx.plan.epochs(),
+            next: 0,
+            cap: Some(cap),
+        }
+    }
+
+    /// The next snapshot the input is done with (`passed`), if any; the
+    /// capability moves on to the snapshot after it, or is dropped after the
+    /// last.
+    fn next_closed(&mut self, passed: impl Fn(&Seq) -> bool) -> Option<Seq> {
+        let t = *self.epochs.get(self.next).filter(|t| passed(t))?;
+        self.next += 1;
+        match (&mut self.cap, self.epochs.get(self.next)) {
+            (Some(c), Some(n)) => c.downgrade(n),
+            _ => self.cap = None,
+        }
+        Some(t)
     }
 }
