@@ -20,6 +20,7 @@ use crate::algo::change::{
     backoff_step, change_bucket, design_freshness, lifespan_bucket, Censoring, DomainClass,
     Intervals, Mle, DAY,
 };
+use crate::id_map::IdMap;
 use crate::job::ChangeParams;
 use crate::ledger::PageState;
 use crate::model::{HostId, Micros, PageId, Seq};
@@ -287,7 +288,7 @@ pub struct BookSettings {
 pub struct ChangeBook {
     settings: BookSettings,
     class_rates: Vec<f64>,
-    pages: FastMap<PageId, PageHistory>,
+    pages: IdMap<PageId, PageHistory>,
     groups: FastMap<GroupKey, Group>,
     /// Pages touched in the current snapshot, with their old contributions
     /// already retracted into `counts`, each with its change count and summed
@@ -313,7 +314,7 @@ impl ChangeBook {
         ChangeBook {
             class_rates: settings.params.class_rates(),
             settings,
-            pages: FastMap::default(),
+            pages: IdMap::new(),
             groups: FastMap::default(),
             touched: FastMap::default(),
             touched_groups: FastMap::default(),
@@ -332,7 +333,7 @@ impl ChangeBook {
     /// contributions: the counts as of the restored snapshot.
     pub fn restored(
         &mut self,
-        states: &FastMap<PageId, PageState>,
+        states: &IdMap<PageId, PageState>,
         host_names: &dyn Fn(HostId) -> String,
     ) -> Vec<(ChangeKey, i64)> {
         let mut ids: Vec<PageId> = self.pages.keys().copied().collect();
@@ -415,7 +416,7 @@ impl ChangeBook {
     ) {
         let first_seq = self.settings.first_seq;
         let backoff_start = self.settings.params.backoff_start_days * DAY;
-        let h = self.pages.entry(page).or_default();
+        let h = self.pages.get_or_insert_with(page, PageHistory::default);
         let mut interval = None;
         if before.observations == 0 {
             h.base = t == first_seq && digest != 0;
@@ -552,7 +553,7 @@ impl ChangeBook {
     /// the plan's input (every alive page with a rate).
     pub fn finish(
         &mut self,
-        states: &FastMap<PageId, PageState>,
+        states: &IdMap<PageId, PageState>,
         alive: &[PageId],
         host_names: &dyn Fn(HostId) -> String,
     ) -> BookOut {
@@ -629,7 +630,7 @@ impl ChangeBook {
 
     /// Every alive page with a planning rate: its own with enough intervals, else
     /// its directory's, else its host's.
-    fn plan(&self, states: &FastMap<PageId, PageState>, alive: &[PageId]) -> Vec<PlanInput> {
+    fn plan(&self, states: &IdMap<PageId, PageState>, alive: &[PageId]) -> Vec<PlanInput> {
         let p = &self.settings.params;
         let min = u64::from(p.min_intervals);
         let mut plan = Vec::new();

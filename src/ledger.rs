@@ -33,6 +33,7 @@ use crate::algo::change::DomainClass;
 use crate::algo::pagerank::is_main_page;
 use crate::change_book::{ChangeBook, ChangeKey};
 use crate::dataflow::echo::{EchoMsg, SourceObs};
+use crate::id_map::IdMap;
 use crate::ingest::{ClickObs, LinkObs, Mention, OddRows, PageObs, Record, UrlText};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
 use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
@@ -180,7 +181,7 @@ impl Batch {
 /// One worker's ledger.
 #[derive(Default)]
 pub struct Ledger {
-    pages: FastMap<PageId, PageState>,
+    pages: IdMap<PageId, PageState>,
     /// Pages read back from the state, moved into `pages` at once when the
     /// restore completes (a map built at its final size moves each entry once).
     restoring: Vec<(PageId, PageState)>,
@@ -304,7 +305,7 @@ impl Ledger {
             );
         }
         let mut deltas = Deltas::default();
-        for (id, st) in &self.pages {
+        for (id, st) in self.pages.iter() {
             if st.last_fetched == Some(seq) {
                 self.fetched.push(*id);
                 deltas.add(st.host, HostFact::Fetched, 1);
@@ -820,13 +821,13 @@ impl Ledger {
 
 /// The page's state, created when first known; fails on an id collision.
 fn page_entry<'a>(
-    pages: &'a mut FastMap<PageId, PageState>,
+    pages: &'a mut IdMap<PageId, PageState>,
     page: PageId,
     host: HostId,
     url: &UrlText,
     t: Seq,
 ) -> Result<&'a mut PageState, String> {
-    let st = pages.entry(page).or_insert_with(|| PageState {
+    let st = pages.get_or_insert_with(page, || PageState {
         url: url.clone(),
         host,
         first_seen: t,

@@ -13,6 +13,7 @@ pub mod error;
 pub mod exchange;
 pub mod failpoint;
 pub mod generate;
+pub mod id_map;
 pub mod import;
 pub mod ingest;
 pub mod job;
