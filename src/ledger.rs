@@ -226,6 +226,51 @@ pub struct EchoScan {
     pub times: std::collections::BTreeMap<Seq, Micros>,
 }
 
+/// Where the ledger's updates of a snapshot go as it makes them: handed on a
+/// chunk at a time, so that they are never all held at once. (They were: one
+/// vector of every RankMass node, ECHO link and change row of the snapshot,
+/// 700 MB on bench snapshot 9 with 1 worker, most of its peak.) Consumers take
+/// them in any order.
+pub struct Updates<'a> {
+    buf: Vec<(LedgerOut, i64)>,
+    give: &'a mut dyn FnMut(&mut Vec<(LedgerOut, i64)>),
+}
+
+impl<'a> Updates<'a> {
+    const CHUNK: usize = 1 << 16;
+
+    /// Updates handed to `give`, which takes them out of the vector.
+    pub fn new(give: &'a mut dyn FnMut(&mut Vec<(LedgerOut, i64)>)) -> Updates<'a> {
+        Updates {
+            buf: Vec::new(),
+            give,
+        }
+    }
+
+    pub fn push(&mut self, update: (LedgerOut, i64)) {
+        self.buf.push(update);
+        if self.buf.len() >= Self::CHUNK {
+            self.flush();
+        }
+    }
+
+    /// Hands on what is buffered.
+    pub fn flush(&mut self) {
+        if !self.buf.is_empty() {
+            (self.give)(&mut self.buf);
+            self.buf.clear();
+        }
+    }
+}
+
+impl Extend<(LedgerOut, i64)> for Updates<'_> {
+    fn extend<I: IntoIterator<Item = (LedgerOut, i64)>>(&mut self, iter: I) {
+        for update in iter {
+            self.push(update);
+        }
+    }
+}
+
 /// Accumulates fact deltas of one snapshot.
 #[derive(Default)]
 struct Deltas(FastMap<HostKey<HostFact>, i64>);
@@ -340,7 +385,12 @@ impl Ledger {
     /// those of `t`; with `closure_inputs`, also emits the closure's inputs of `t`
     /// as per-snapshot messages (never retracted: only the per-site stage reads
     /// them, at `t`, so a restore epoch needs none).
-    fn emit_discovery(&mut self, t: Seq, closure_inputs: bool, out: &mut Vec<(LedgerOut, i64)>) {
+    fn emit_discovery(
+        &mut self,
+        t: Seq,
+        closure_inputs: bool,
+        out: &mut impl Extend<(LedgerOut, i64)>,
+    ) {
         if !self.discovery {
             return;
         }
@@ -433,8 +483,23 @@ impl Ledger {
         meta: &SnapshotMeta,
         batch: Batch,
     ) -> Result<Vec<(LedgerOut, i64)>, String> {
+        let mut all = Vec::new();
+        let mut give = |b: &mut Vec<(LedgerOut, i64)>| all.append(b);
+        let mut out = Updates::new(&mut give);
+        self.advance_into(meta, batch, &mut out)?;
+        out.flush();
+        all.sort_unstable();
+        Ok(all)
+    }
+
+    /// [`Ledger::advance`], handing the updates to `out` as it makes them.
+    pub fn advance_into(
+        &mut self,
+        meta: &SnapshotMeta,
+        batch: Batch,
+        out: &mut Updates<'_>,
+    ) -> Result<(), String> {
         let t = meta.seq;
-        let mut out = Vec::new();
         let mut deltas = Deltas::default();
         for (k, c) in std::mem::take(&mut self.events) {
             deltas.add(k.host, k.key, -c);
@@ -477,7 +542,7 @@ impl Ledger {
         for obs in pages {
             let host = obs.host;
             let page = obs.page;
-            self.note_host(host, obs.url.host(), t, &mut out);
+            self.note_host(host, obs.url.host(), t, out);
             let st = page_entry(&mut self.pages, page, host, &obs.url, t)?;
             if let Some(book) = self.change.as_mut() {
                 let name = &self.hosts[&host].name;
@@ -493,7 +558,7 @@ impl Ledger {
         mentions.dedup_by_key(|m| m.page);
         let mut known = fetched.clone();
         for m in mentions {
-            self.note_host(m.host, m.url.host(), t, &mut out);
+            self.note_host(m.host, m.url.host(), t, out);
             let st = page_entry(&mut self.pages, m.page, m.host, &m.url, t)?;
             st.last_seen = t;
             known.push(m.page);
@@ -562,8 +627,7 @@ impl Ledger {
         }
         self.events = ev;
         out.extend(finish(deltas));
-        self.emit_discovery(t, true, &mut out);
-        let mut book_rows = Vec::new();
+        self.emit_discovery(t, true, out);
         if let Some(book) = self.change.as_mut() {
             let hosts = &self.hosts;
             let b = book.finish(&self.pages, &self.alive, &|h| hosts[&h].name.clone());
@@ -572,12 +636,12 @@ impl Ledger {
                     .into_iter()
                     .map(|(k, c)| (LedgerOut::ChangeCount(k), c)),
             );
-            book_rows.extend(
+            out.extend(
                 b.pages
                     .into_iter()
                     .map(|r| (LedgerOut::PageChange(Box::new(r)), 1)),
             );
-            book_rows.extend(
+            out.extend(
                 b.groups
                     .into_iter()
                     .map(|r| (LedgerOut::GroupChange(Box::new(r)), 1)),
@@ -585,18 +649,14 @@ impl Ledger {
             out.extend(b.plan.into_iter().map(|p| (LedgerOut::PlanPage(p), 1)));
         }
         if self.rank {
-            self.emit_rank_nodes(&mut out);
+            self.emit_rank_nodes(out);
         }
         if self.echo.is_some() {
             self.note_mains(t);
             let scan = self.echo.as_ref().expect("checked");
-            self.emit_echo(scan, t, clicks, &mut out);
+            self.emit_echo(scan, t, clicks, out);
         }
-        out.sort_unstable();
-        // The book's rows leave as messages, which the table writer sorts: sorting
-        // a million rows by URL here too would be paid twice.
-        out.append(&mut book_rows);
-        Ok(out)
+        Ok(())
     }
 
     /// Adds the main pages first seen at `t` to [`Ledger::mains`] (all known
@@ -627,13 +687,7 @@ impl Ledger {
     /// those fetched at `t`, and the snapshot's click rows. A main page counts
     /// once it has outlinks; a page is old when first seen at the input's first
     /// snapshot, whose pages' ages are unknown.
-    fn emit_echo(
-        &self,
-        scan: &EchoScan,
-        t: Seq,
-        clicks: Vec<ClickObs>,
-        out: &mut Vec<(LedgerOut, i64)>,
-    ) {
+    fn emit_echo(&self, scan: &EchoScan, t: Seq, clicks: Vec<ClickObs>, out: &mut Updates<'_>) {
         let time = |seq: Seq| scan.times[&seq];
         let now = time(t);
         let old = |p: &PageState| {
@@ -704,7 +758,7 @@ impl Ledger {
     /// The RankMass graph's nodes on this worker: the known pages and the link
     /// sources, each with its outlinks. Destinations on other workers' hosts
     /// become nodes there (see `dataflow::pagerank`).
-    fn emit_rank_nodes(&self, out: &mut Vec<(LedgerOut, i64)>) {
+    fn emit_rank_nodes(&self, out: &mut Updates<'_>) {
         let mut ids: Vec<PageId> = self.links.iter().map(|l| l.src).collect();
         ids.dedup();
         let mut nodes = Vec::with_capacity(self.known.len() + ids.len());
@@ -776,7 +830,7 @@ impl Ledger {
         self.links = links;
     }
 
-    fn note_host(&mut self, host: HostId, name: &str, t: Seq, out: &mut Vec<(LedgerOut, i64)>) {
+    fn note_host(&mut self, host: HostId, name: &str, t: Seq, out: &mut Updates<'_>) {
         self.hosts.entry(host).or_insert_with(|| {
             out.push((
                 LedgerOut::HostName(HostKey {

@@ -30,11 +30,12 @@ use serde::{Deserialize, Serialize};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::vec::{Map, Partition};
+use timely::dataflow::operators::vec::Map;
 use timely::dataflow::Stream;
 
 use crate::algo::echo::{fit_click_bins, new_link_rate, schedule, Source};
 use crate::dataflow::echo_cover::{self, CoverSet};
+use crate::dataflow::split::split_by_kind;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::{ClickObs, UrlText, CLICK_BIN};
@@ -164,29 +165,32 @@ pub fn echo<'s>(
     });
     // The pages stage's output: for the sources stage, or (errors, by the
     // idiom of `Scheduler`) pairs of hosts sharing a page, for the cover.
-    let mut pages_out = pages_stage(msgs, ctx).partition(2, |r| (r.is_err() as u64, r));
-    let shared = pages_out.pop().expect("two parts").flat_map(|r| r.err());
-    let out = sources_stage(
-        pages_out.pop().expect("two parts").flat_map(|r| r.ok()),
-        ctx,
+    // Streams split a container at a time (`split_by_kind`), not by timely's
+    // `partition`, which holds a snapshot's whole output in one vector per part.
+    let [pages_ok, pages_err] = split_by_kind(
+        pages_stage(msgs, ctx),
+        "SplitEchoPages",
+        |r: &Result<_, _>| usize::from(r.is_err()),
     );
-    let mut parts = out.partition(4, |o| match o {
-        SourceOut::Row(r) => (0, SourceOut::Row(r)),
-        SourceOut::Estimate(r) => (1, SourceOut::Estimate(r)),
-        s @ SourceOut::Params { .. } => (2, s),
-        s @ SourceOut::Young(_) => (3, s),
-    });
-    let young = parts.pop().expect("four parts").flat_map(|o| match o {
+    let shared = pages_err.flat_map(|r| r.err());
+    let out = sources_stage(pages_ok.flat_map(|r| r.ok()), ctx);
+    let [rows, estimates, params, young] =
+        split_by_kind(out, "SplitEchoSources", |o: &SourceOut| match o {
+            SourceOut::Row(_) => 0,
+            SourceOut::Estimate(_) => 1,
+            SourceOut::Params { .. } => 2,
+            SourceOut::Young(_) => 3,
+        });
+    let young = young.flat_map(|o| match o {
         SourceOut::Young(c) => Some(c),
         _ => None,
     });
     let cover = echo_cover::source_cover(young, shared, ctx);
-    let params = parts.pop().expect("three parts");
-    let estimates = parts.pop().expect("three parts").flat_map(|o| match o {
+    let estimates = estimates.flat_map(|o| match o {
         SourceOut::Estimate(r) => Some(r),
         _ => None,
     });
-    let sources = parts.pop().expect("three parts").flat_map(|o| match o {
+    let sources = rows.flat_map(|o| match o {
         SourceOut::Row(r) => Some(r),
         _ => None,
     });
@@ -716,10 +720,10 @@ fn schedule_stage<'s>(
     Stream<'s, Seq, Vec<EchoPlanRow>>,
 ) {
     let solved = epoch_operator(params, |_| 0, "EchoSchedule", ctx, Scheduler);
-    let mut parts = solved.partition(2, |r| (r.is_err() as u64, r));
-    let plans = parts.pop().expect("two parts").flat_map(|r| r.err());
-    let rows = parts.pop().expect("two parts").flat_map(|r| r.ok());
-    (rows, plans)
+    let [rows, plans] = split_by_kind(solved, "SplitEchoSchedule", |r: &Result<_, _>| {
+        usize::from(r.is_err())
+    });
+    (rows.flat_map(|r| r.ok()), plans.flat_map(|r| r.err()))
 }
 
 /// Worker 0's schedule solve: its rows, and per crawl rate the plan's row.

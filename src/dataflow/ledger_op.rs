@@ -13,7 +13,7 @@ use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::Record;
 use crate::job::Analysis;
-use crate::ledger::{Batch, EchoScan, Ledger, LedgerOut};
+use crate::ledger::{Batch, EchoScan, Ledger, LedgerOut, Updates};
 use crate::model::{owner, Seq};
 use crate::output::batch::RowContext;
 use crate::output::parquet::{part_path, write_rows};
@@ -79,12 +79,12 @@ pub fn ledger<'s>(
                             }
                         } else {
                             let batch = stash.remove(&t).unwrap_or_default();
-                            let updates = fold(&mut ledger, &ctx, t, batch);
-                            give_releasing(updates, |chunk| {
+                            let mut give = |chunk: std::vec::Drain<'_, (LedgerOut, i64)>| {
                                 output
                                     .session(&c)
                                     .give_iterator(chunk.map(|(o, d)| (o, t, d as isize)))
-                            });
+                            };
+                            fold(&mut ledger, &ctx, t, batch, &mut give);
                         }
                         next += 1;
                         match epochs.get(next) {
@@ -102,7 +102,7 @@ pub fn ledger<'s>(
 /// memory back as it goes: a snapshot's updates (every link of a new site's
 /// closure among them) would otherwise be held twice at once, once here and
 /// once in the output's containers until the consumers run.
-fn give_releasing<D>(mut updates: Vec<D>, mut give: impl FnMut(std::vec::Drain<'_, D>)) {
+fn give_releasing<D>(mut updates: Vec<D>, give: &mut dyn FnMut(std::vec::Drain<'_, D>)) {
     const CHUNK: usize = 1 << 16;
     while !updates.is_empty() {
         let keep = updates.len().saturating_sub(CHUNK);
@@ -113,24 +113,34 @@ fn give_releasing<D>(mut updates: Vec<D>, mut give: impl FnMut(std::vec::Drain<'
     }
 }
 
-/// Folds one epoch's records into the ledger.
-fn fold(ledger: &mut Ledger, ctx: &WorkerCtx, t: Seq, batch: Batch) -> Vec<(LedgerOut, i64)> {
+/// Folds one epoch's records into the ledger, handing its updates to `give`
+/// a chunk at a time.
+fn fold(
+    ledger: &mut Ledger,
+    ctx: &WorkerCtx,
+    t: Seq,
+    batch: Batch,
+    give: &mut dyn FnMut(std::vec::Drain<'_, (LedgerOut, i64)>),
+) {
     if ctx.plan.restore == Some(t) {
-        return restore(ledger, ctx, t, batch.restore).unwrap_or_else(|e| {
-            ctx.log.borrow_mut().error(e);
-            Vec::new()
-        });
+        match restore(ledger, ctx, t, batch.restore) {
+            Ok(updates) => give_releasing(updates, give),
+            Err(e) => ctx.log.borrow_mut().error(e),
+        }
+        return;
     }
     let odd_before = ledger.odd;
-    let result = ledger.advance(ctx.plan.meta(t), batch);
+    let mut take = |buf: &mut Vec<(LedgerOut, i64)>| give(buf.drain(..));
+    let mut updates = Updates::new(&mut take);
+    let result = ledger.advance_into(ctx.plan.meta(t), batch, &mut updates);
+    updates.flush();
     let mut log = ctx.log.borrow_mut();
     let odd = log.odd.entry(t).or_default();
     odd.duplicate_links += ledger.odd.duplicate_links - odd_before.duplicate_links;
     odd.duplicate_pages += ledger.odd.duplicate_pages - odd_before.duplicate_pages;
-    result.unwrap_or_else(|e| {
+    if let Err(e) = result {
         log.error(e);
-        Vec::new()
-    })
+    }
 }
 
 /// Restores the ledger at the restore epoch `t`: from the records routed to it

@@ -53,6 +53,9 @@ use crate::state::{self, StateRecord, StateWriter};
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 type Time = Product<Seq, u32>;
 
+/// How many `rankmass_order` rows worker 0 hands on per activation.
+const ROWS_PER_ACTIVATION: usize = 1 << 16;
+
 /// What workers send each other in a round; `to` is the receiving worker's
 /// index (timely routes `to % peers`), `from` the sender's.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -819,12 +822,14 @@ pub fn pagerank<'s>(
         let peers = inner.peers();
         let nodes = nodes.enter(inner);
         let (handle, cycle) = inner.feedback::<Vec<Msg>>(Product::new(0, 1));
+        let worker = inner.worker();
         let out = nodes.binary_frontier::<_, CapacityContainerBuilder<Vec<Out>>, _, _, _, _>(
             cycle,
             Pipeline,
             Exchange::new(|m: &Msg| m.to()),
             "PageRank",
-            move |cap, _info| {
+            move |cap, info| {
+                let activator = worker.activator_for(info.address.clone());
                 let epochs: Vec<Seq> = ctx
                     .plan
                     .epochs()
@@ -877,6 +882,9 @@ pub fn pagerank<'s>(
                     cap
                 });
                 let mut round: Option<Capability<Time>> = None;
+                // Worker 0: while finished orderings have rows to hand on, at
+                // the time of the round they finished in (see `take_rows`).
+                let mut rows_at: Option<Capability<Time>> = None;
                 let mut next = 0usize;
                 let mut phase = Phase::Nodes;
                 let mut stash: BTreeMap<Seq, Vec<RankNode>> = BTreeMap::new();
@@ -901,6 +909,17 @@ pub fn pagerank<'s>(
                         inbox.entry(time).or_default().append(data);
                     });
                     let mut emitted = Vec::new();
+                    if let Some(at) = &rows_at {
+                        // A batch per activation, so that the writer takes each
+                        // before the next is made.
+                        solver.orders.take_rows(ROWS_PER_ACTIVATION, &mut emitted);
+                        output.session(at).give_iterator(emitted.drain(..));
+                        if solver.orders.has_rows() {
+                            activator.activate();
+                        } else {
+                            rows_at = None;
+                        }
+                    }
                     loop {
                         let Some(&t) = epochs.get(next) else {
                             main = None;
@@ -1071,6 +1090,11 @@ pub fn pagerank<'s>(
                                     solver.solve_micros =
                                         solver.solve_started.elapsed().as_micros() as u64;
                                     if solver.orderings {
+                                        if let Some(at) = rows_at.take() {
+                                            let mut rows = Vec::new();
+                                            solver.orders.take_rows(usize::MAX, &mut rows);
+                                            output.session(&at).give_iterator(rows.into_iter());
+                                        }
                                         let sizes = solver.sizes;
                                         solver.orders.start(
                                             &solver.part,
@@ -1115,6 +1139,10 @@ pub fn pagerank<'s>(
                                 }
                             }
                         };
+                        if rows_at.is_none() && solver.orders.has_rows() {
+                            rows_at = Some(r.clone());
+                            activator.activate();
+                        }
                         if finished {
                             solver.finish(t, &mut emitted);
                             if next + 1 == epochs.len() {

@@ -141,6 +141,11 @@ pub struct Orders {
     graphs: Vec<(u32, GraphPart)>,
     /// The pass's sums per slot, reused by every pass.
     acc: Vec<u64>,
+    /// Worker 0: the downloads of finished orderings whose `rankmass_order`
+    /// rows are not yet handed on, and how many of the first one's are (see
+    /// [`Orders::take_rows`]).
+    pending: VecDeque<(OrderingKey, Vec<Download>)>,
+    taken: usize,
 }
 
 impl Orders {
@@ -167,6 +172,45 @@ impl Orders {
             gathered: None,
             graphs: Vec::new(),
             acc: Vec::new(),
+            pending: VecDeque::new(),
+            taken: 0,
+        }
+    }
+
+    /// Whether finished orderings have rows not yet handed on.
+    pub fn has_rows(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Worker 0: up to `max` rows of the finished orderings, in order. An
+    /// ordering's rows are made here, a batch at a time, rather than all at
+    /// once as it finishes: L-Neighbor and the 100% window finish together
+    /// with a row per node each, and all of them at once, with a copy of
+    /// their URLs, were the largest single allocation of a snapshot
+    /// (490 MB on bench snapshot 9, 1 worker).
+    pub fn take_rows(&mut self, max: usize, out: &mut Vec<Out>) {
+        let mut left = max;
+        while left > 0 {
+            let Some((key, downloads)) = self.pending.front() else {
+                break;
+            };
+            let g = self.gathered.as_ref().expect("rows follow their nodes");
+            let end = downloads.len().min(self.taken + left);
+            for (k, d) in downloads.iter().enumerate().take(end).skip(self.taken) {
+                out.push(Out::Order(RankmassOrderRow {
+                    key: *key,
+                    rank: k as i64 + 1,
+                    url: g.urls[d.node as usize].clone(),
+                    round: i64::from(d.round),
+                    bound: d.bound,
+                }));
+            }
+            left -= end - self.taken;
+            self.taken = end;
+            if end == downloads.len() {
+                self.pending.pop_front();
+                self.taken = 0;
+            }
         }
     }
 
@@ -181,6 +225,10 @@ impl Orders {
         max_edges: u64,
         out: &mut Vec<Out>,
     ) {
+        assert!(
+            self.pending.is_empty(),
+            "the last snapshot's rows are handed on before the next starts"
+        );
         self.trust_total = trust_total;
         self.single_page = edges <= max_edges;
         self.finished.clear();
@@ -632,7 +680,7 @@ impl Orders {
             window_ppm: None,
         };
         let micros = started.elapsed().as_micros() as u64;
-        self.emit(key, &o.downloads, &o.progress, o.rounds, o.crm, micros, out);
+        self.emit(key, o.downloads, &o.progress, o.rounds, o.crm, micros, out);
     }
 
     /// Worker 0: the rows of the windowed ordering whose downloads arrived.
@@ -661,10 +709,14 @@ impl Orders {
                 algorithm: Algorithm::LNeighbor,
                 window_ppm: None,
             };
-            self.emit(key, &downloads, &f.progress, f.rounds, f.crm, f.micros, out);
-            if !self.windows.contains(&FULL) {
+            // The 100% window orders the same downloads its own way.
+            let full = self.windows.contains(&FULL);
+            let copy = if full { downloads.clone() } else { Vec::new() };
+            self.emit(key, downloads, &f.progress, f.rounds, f.crm, f.micros, out);
+            if !full {
                 return;
             }
+            downloads = copy;
         }
         let g = self.gathered.as_ref().expect("nodes arrive first");
         let url = |d: &Download| g.urls[d.node as usize].as_str();
@@ -679,15 +731,16 @@ impl Orders {
             algorithm: Algorithm::Windowed,
             window_ppm: Some(f.window),
         };
-        self.emit(key, &downloads, &f.progress, f.rounds, f.crm, f.micros, out);
+        self.emit(key, downloads, &f.progress, f.rounds, f.crm, f.micros, out);
     }
 
-    /// Worker 0: an ordering's rows.
+    /// Worker 0: an ordering's curve and summary rows; its `rankmass_order`
+    /// rows wait for [`Orders::take_rows`].
     #[allow(clippy::too_many_arguments)]
     fn emit(
-        &self,
+        &mut self,
         key: OrderingKey,
-        downloads: &[Download],
+        downloads: Vec<Download>,
         progress: &[(u64, u128)],
         rounds: u32,
         crm: u128,
@@ -696,15 +749,6 @@ impl Orders {
     ) {
         let g = self.gathered.as_ref().expect("nodes arrive first");
         let ranks: Vec<u64> = downloads.iter().map(|d| g.ranks[d.node as usize]).collect();
-        for (k, d) in downloads.iter().enumerate() {
-            out.push(Out::Order(RankmassOrderRow {
-                key,
-                rank: k as i64 + 1,
-                url: g.urls[d.node as usize].clone(),
-                round: i64::from(d.round),
-                bound: d.bound,
-            }));
-        }
         for p in curve(&ranks, progress, &g.best) {
             out.push(Out::Curve(Box::new(RankmassCurveRow {
                 key,
@@ -724,6 +768,9 @@ impl Orders {
             final_guaranteed: crm,
             downloads: downloads.len() as i64,
         })));
+        if !downloads.is_empty() {
+            self.pending.push_back((key, downloads));
+        }
     }
 }
 

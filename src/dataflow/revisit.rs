@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::vec::{Broadcast, Map, Partition};
+use timely::dataflow::operators::vec::{Broadcast, Map};
 use timely::dataflow::operators::{Capability, ConnectLoop, Enter, Feedback, Leave};
 use timely::dataflow::Stream;
 use timely::order::Product;
@@ -25,6 +25,7 @@ use crate::algo::pagerank::to_f64;
 use crate::algo::revisit::{
     page_freshness, Final, PageSet, Partial, PlanPage, RateBins, Search, Step,
 };
+use crate::dataflow::split::split_by_kind;
 use crate::dataflow::WorkerCtx;
 use crate::job::Analysis;
 
@@ -351,31 +352,27 @@ pub fn revisit_plan<'s>(
                 }
             },
         );
-        let mut parts = out.partition(3, |o| {
-            let part = match &o {
-                SolveOut::Msg(_) => 0,
-                SolveOut::Plan(_) => 1,
-                SolveOut::Summary(_) => 2,
-            };
-            (part, o)
+        // A container at a time (`split_by_kind`): timely's `partition` held a
+        // snapshot's whole plan (a row per page) in one vector per part.
+        let [msgs, rows, summaries] = split_by_kind(out, "SplitRevisit", |o: &SolveOut| match o {
+            SolveOut::Msg(_) => 0,
+            SolveOut::Plan(_) => 1,
+            SolveOut::Summary(_) => 2,
         });
-        let summaries = parts.pop().expect("three parts").flat_map(|o| match o {
+        let summaries = summaries.flat_map(|o| match o {
             SolveOut::Summary(u) => Some(u),
             _ => None,
         });
-        let rows = parts.pop().expect("three parts").flat_map(|o| match o {
+        let rows = rows.flat_map(|o| match o {
             SolveOut::Plan(u) => Some(u),
             _ => None,
         });
-        parts
-            .pop()
-            .expect("three parts")
-            .flat_map(|o| match o {
-                SolveOut::Msg(m) => Some(m),
-                _ => None,
-            })
-            .broadcast()
-            .connect_loop(handle);
+        msgs.flat_map(|o| match o {
+            SolveOut::Msg(m) => Some(m),
+            _ => None,
+        })
+        .broadcast()
+        .connect_loop(handle);
         (rows.leave(outer), summaries.leave(outer).as_collection())
     })
 }
