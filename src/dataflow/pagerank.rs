@@ -42,7 +42,7 @@ use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::{TrustWeights, UrlText};
 use crate::job::Analysis;
-use crate::ledger::{LedgerOut, RankNode};
+use crate::ledger::{Ledger, LedgerOut, RankNode};
 use crate::model::{owner, HostId, PageId, Seq};
 use crate::output::rankmass::{
     HostRankRow, PageRankRow, PageRankRunRow, RankmassCurveRow, RankmassOrderRow,
@@ -231,7 +231,12 @@ pub struct Part {
 }
 
 impl Part {
-    fn build(mut nodes: Vec<RankNode>, peers: usize, file: Option<&TrustWeights>) -> Part {
+    fn build(
+        mut nodes: Vec<RankNode>,
+        ledger: &Ledger,
+        peers: usize,
+        file: Option<&TrustWeights>,
+    ) -> Part {
         // A host's pages side by side, and the slots in the order the edges first
         // name them: most links stay within their host, so a step's scatter into
         // the slots and the owner's into its nodes stay within a small window of
@@ -250,7 +255,11 @@ impl Part {
                 p.targets.push(s);
             }
             p.offsets.push(p.targets.len() as u32);
-            p.add(n.page, n.host, n.url, file);
+            let url = ledger
+                .url_of(n.page)
+                .expect("the ledger knows the nodes it lists")
+                .clone();
+            p.add(n.page, n.host, url, file);
         }
         // Order the slots by owner, then first use, and renumber the edges.
         let mut order: Vec<u32> = (0..p.slots.len() as u32).collect();
@@ -938,7 +947,12 @@ pub fn pagerank<'s>(
                             // The restore epoch's vector arrives before any snapshot.
                             solver.prev.extend(restored.drain(..));
                             let nodes = stash.remove(&t).unwrap_or_default();
-                            solver.part = Part::build(nodes, peers, solver.trust_file.as_deref());
+                            solver.part = Part::build(
+                                nodes,
+                                &ctx.ledger.borrow(),
+                                peers,
+                                solver.trust_file.as_deref(),
+                            );
                             solver.part.announce(solver.index, &mut emitted);
                             output.session(&r).give_iterator(emitted.drain(..));
                             r.downgrade(&Product::new(t, 1));
