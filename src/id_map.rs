@@ -75,10 +75,6 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
         self.position(key).map(|i| &mut self.entries[i].1)
     }
 
-    pub fn contains_key(&self, key: &K) -> bool {
-        self.position(key).is_some()
-    }
-
     /// The value of `key`, inserted from `make` if absent.
     pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
         let i = match self.position(&key) {
@@ -132,10 +128,6 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
     pub fn values(&self) -> impl ExactSizeIterator<Item = &V> {
         self.entries.iter().map(|(_, v)| v)
     }
-
-    pub fn values_mut(&mut self) -> impl ExactSizeIterator<Item = &mut V> {
-        self.entries.iter_mut().map(|(_, v)| v)
-    }
 }
 
 impl<K: Hash + Eq, V> std::ops::Index<&K> for IdMap<K, V> {
@@ -151,22 +143,6 @@ impl<K: Hash + Eq, V> Extend<(K, V)> for IdMap<K, V> {
         for (k, v) in iter {
             self.insert(k, v);
         }
-    }
-}
-
-impl<K: Hash + Eq, V> FromIterator<(K, V)> for IdMap<K, V> {
-    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        let mut map = IdMap::new();
-        map.extend(iter);
-        map
-    }
-}
-
-impl<K: std::fmt::Debug, V: std::fmt::Debug> std::fmt::Debug for IdMap<K, V> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map()
-            .entries(self.entries.iter().map(|(k, v)| (k, v)))
-            .finish()
     }
 }
 

@@ -228,25 +228,40 @@ pub struct EchoScan {
     pub times: std::collections::BTreeMap<Seq, Micros>,
 }
 
-/// Where the ledger's updates of a snapshot go as it makes them: handed on a
+/// Where the ledger's updates of an epoch go as it makes them: handed on a
 /// chunk at a time, so that they are never all held at once. (They were: one
 /// vector of every RankMass node, ECHO link and change row of the snapshot,
 /// 700 MB on bench snapshot 9 with 1 worker, most of its peak.) Consumers take
 /// them in any order.
 pub struct Updates<'a> {
     buf: Vec<(LedgerOut, i64)>,
-    give: &'a mut dyn FnMut(&mut Vec<(LedgerOut, i64)>),
+    give: &'a mut dyn FnMut(std::vec::Drain<'_, (LedgerOut, i64)>),
 }
 
 impl<'a> Updates<'a> {
     const CHUNK: usize = 1 << 16;
 
-    /// Updates handed to `give`, which takes them out of the vector.
-    pub fn new(give: &'a mut dyn FnMut(&mut Vec<(LedgerOut, i64)>)) -> Updates<'a> {
+    /// Updates handed to `give` a chunk at a time; call [`Updates::flush`]
+    /// after the last.
+    pub fn new(give: &'a mut dyn FnMut(std::vec::Drain<'_, (LedgerOut, i64)>)) -> Updates<'a> {
         Updates {
             buf: Vec::new(),
             give,
         }
+    }
+
+    /// All the updates `make` hands on, sorted (for tests and callers that
+    /// want them whole).
+    pub fn collect<E>(
+        make: impl FnOnce(&mut Updates<'_>) -> Result<(), E>,
+    ) -> Result<Vec<(LedgerOut, i64)>, E> {
+        let mut all = Vec::new();
+        let mut give = |chunk: std::vec::Drain<'_, (LedgerOut, i64)>| all.extend(chunk);
+        let mut out = Updates::new(&mut give);
+        make(&mut out)?;
+        out.flush();
+        all.sort_unstable();
+        Ok(all)
     }
 
     pub fn push(&mut self, update: (LedgerOut, i64)) {
@@ -259,8 +274,7 @@ impl<'a> Updates<'a> {
     /// Hands on what is buffered.
     pub fn flush(&mut self) {
         if !self.buf.is_empty() {
-            (self.give)(&mut self.buf);
-            self.buf.clear();
+            (self.give)(self.buf.drain(..));
         }
     }
 }
@@ -294,16 +308,19 @@ impl Ledger {
     /// ledger operator takes records one by one, as it reads them).
     #[cfg(test)]
     pub fn restore(&mut self, seq: Seq, records: Vec<StateRecord>) -> Vec<(LedgerOut, i64)> {
-        let mut out = Vec::new();
-        for rec in records {
-            self.restore_record(rec, &mut out);
-        }
-        self.restored(seq, out)
+        Updates::collect(|out| {
+            for rec in records {
+                self.restore_record(rec, out);
+            }
+            self.restored(seq, out);
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .expect("a restore does not fail")
     }
 
     /// Takes one persisted record into the ledger (at the restore epoch, before
     /// [`Self::restored`]); what it hands downstream goes to `out`.
-    pub fn restore_record(&mut self, rec: StateRecord, out: &mut Vec<(LedgerOut, i64)>) {
+    pub fn restore_record(&mut self, rec: StateRecord, out: &mut Updates<'_>) {
         match rec {
             StateRecord::Page(id, st) => self.restoring.push((id, st)),
             StateRecord::Host(id, st) => {
@@ -337,9 +354,9 @@ impl Ledger {
     }
 
     /// Completes a restore of snapshot `seq` from the records taken so far,
-    /// returning `out` with the updates that make downstream collections hold
-    /// that snapshot's state.
-    pub fn restored(&mut self, seq: Seq, mut out: Vec<(LedgerOut, i64)>) -> Vec<(LedgerOut, i64)> {
+    /// handing `out` the updates that make downstream collections hold that
+    /// snapshot's state.
+    pub fn restored(&mut self, seq: Seq, out: &mut Updates<'_>) {
         self.pages.reserve(self.restoring.len());
         self.pages.extend(std::mem::take(&mut self.restoring));
         if let Some(book) = self.change.as_mut() {
@@ -378,21 +395,14 @@ impl Ledger {
         self.events.sort_unstable();
         out.extend(finish(deltas));
         self.note_linked_sites();
-        self.emit_discovery(seq, false, &mut out);
-        out.sort_unstable();
-        out
+        self.emit_discovery(seq, false, out);
     }
 
     /// Retracts the last snapshot's candidate coverers of new sites and emits
     /// those of `t`; with `closure_inputs`, also emits the closure's inputs of `t`
     /// as per-snapshot messages (never retracted: only the per-site stage reads
     /// them, at `t`, so a restore epoch needs none).
-    fn emit_discovery(
-        &mut self,
-        t: Seq,
-        closure_inputs: bool,
-        out: &mut impl Extend<(LedgerOut, i64)>,
-    ) {
+    fn emit_discovery(&mut self, t: Seq, closure_inputs: bool, out: &mut Updates<'_>) {
         if !self.discovery {
             return;
         }
@@ -485,13 +495,7 @@ impl Ledger {
         meta: &SnapshotMeta,
         batch: Batch,
     ) -> Result<Vec<(LedgerOut, i64)>, String> {
-        let mut all = Vec::new();
-        let mut give = |b: &mut Vec<(LedgerOut, i64)>| all.append(b);
-        let mut out = Updates::new(&mut give);
-        self.advance_into(meta, batch, &mut out)?;
-        out.flush();
-        all.sort_unstable();
-        Ok(all)
+        Updates::collect(|out| self.advance_into(meta, batch, out))
     }
 
     /// [`Ledger::advance`], handing the updates to `out` as it makes them.

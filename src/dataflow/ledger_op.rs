@@ -98,21 +98,6 @@ pub fn ledger<'s>(
         .as_collection()
 }
 
-/// Hands `updates` on a chunk at a time from its end, giving the vector's
-/// memory back as it goes: a snapshot's updates (every link of a new site's
-/// closure among them) would otherwise be held twice at once, once here and
-/// once in the output's containers until the consumers run.
-fn give_releasing<D>(mut updates: Vec<D>, give: &mut dyn FnMut(std::vec::Drain<'_, D>)) {
-    const CHUNK: usize = 1 << 16;
-    while !updates.is_empty() {
-        let keep = updates.len().saturating_sub(CHUNK);
-        give(updates.drain(keep..));
-        if updates.capacity() >= 2 * updates.len() + CHUNK {
-            updates.shrink_to_fit();
-        }
-    }
-}
-
 /// Folds one epoch's records into the ledger, handing its updates to `give`
 /// a chunk at a time.
 fn fold(
@@ -122,16 +107,16 @@ fn fold(
     batch: Batch,
     give: &mut dyn FnMut(std::vec::Drain<'_, (LedgerOut, i64)>),
 ) {
+    let mut updates = Updates::new(give);
     if ctx.plan.restore == Some(t) {
-        match restore(ledger, ctx, t, batch.restore) {
-            Ok(updates) => give_releasing(updates, give),
-            Err(e) => ctx.log.borrow_mut().error(e),
+        let result = restore(ledger, ctx, t, batch.restore, &mut updates);
+        updates.flush();
+        if let Err(e) = result {
+            ctx.log.borrow_mut().error(e);
         }
         return;
     }
     let odd_before = ledger.odd;
-    let mut take = |buf: &mut Vec<(LedgerOut, i64)>| give(buf.drain(..));
-    let mut updates = Updates::new(&mut take);
     let result = ledger.advance_into(ctx.plan.meta(t), batch, &mut updates);
     updates.flush();
     let mut log = ctx.log.borrow_mut();
@@ -152,10 +137,10 @@ fn restore(
     ctx: &WorkerCtx,
     t: Seq,
     routed: Vec<StateRecord>,
-) -> Result<Vec<(LedgerOut, i64)>, OutputError> {
-    let mut out = Vec::new();
+    out: &mut Updates<'_>,
+) -> Result<(), OutputError> {
     for rec in routed {
-        ledger.restore_record(rec, &mut out);
+        ledger.restore_record(rec, out);
     }
     if let Some(parts) = state::own_parts(&ctx.plan.state_dir, ctx.peers, ctx.index)? {
         let mut records = 0u64;
@@ -166,7 +151,7 @@ fn restore(
                 if owner(rec.host(), ctx.peers) != ctx.index {
                     misplaced.get_or_insert(rec.host());
                 }
-                ledger.restore_record(rec, &mut out);
+                ledger.restore_record(rec, out);
             })?;
             if let Some(host) = misplaced {
                 return Err(OutputError::Corrupt {
@@ -181,7 +166,8 @@ fn restore(
         }
         ctx.log.borrow_mut().state_records_read += records;
     }
-    Ok(ledger.restored(t, out))
+    ledger.restored(t, out);
+    Ok(())
 }
 
 /// Writes the ledger's state and its `pages` part into the staging area.
