@@ -12,3 +12,4 @@ pub mod pagerank;
 pub mod rankmass;
 pub mod revisit;
 pub mod site_round;
+pub mod url_order;

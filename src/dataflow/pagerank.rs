@@ -36,7 +36,8 @@ use crate::algo::pagerank::{
     is_main_page, tolerance_units, trust_share, Accelerated, Acceleration, Damping, HostMass,
     LinkFactor, Relaxation, ONE,
 };
-use crate::dataflow::rankmass::{GraphPart, NodesPart, Orders};
+use crate::algo::url_order::LocalOrder;
+use crate::dataflow::rankmass::{GraphPart, NodesPart, Orders, Placed};
 use crate::dataflow::split::split_by_kind;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
@@ -45,7 +46,7 @@ use crate::job::Analysis;
 use crate::ledger::{Ledger, LedgerOut, RankNode};
 use crate::model::{owner, HostId, PageId, Seq};
 use crate::output::rankmass::{
-    HostRankRow, PageRankRow, PageRankRunRow, RankmassCurveRow, RankmassOrderRow,
+    HostRankRow, OrderingKey, PageRankRow, PageRankRunRow, RankmassCurveRow, RankmassOrderRow,
     RankmassSummaryRow,
 };
 use crate::state::{self, StateRecord, StateWriter};
@@ -53,7 +54,7 @@ use crate::state::{self, StateRecord, StateWriter};
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 type Time = Product<Seq, u32>;
 
-/// How many `rankmass_order` rows worker 0 hands on per activation.
+/// How many `rankmass_order` rows a worker hands on per activation.
 const ROWS_PER_ACTIVATION: usize = 1 << 16;
 
 /// What workers send each other in a round; `to` is the receiving worker's
@@ -85,6 +86,14 @@ pub enum Msg {
     /// Orderings: a worker's smallest URLs among the candidates tied at the
     /// window's threshold.
     Ties { to: u64, urls: Vec<String> },
+    /// Orderings, to every other worker, with the graph's sizes: the
+    /// prefixes of the sender's URLs with their counts, in order, from which
+    /// each worker ranks its URLs among all (`algo::url_order`).
+    Prefixes {
+        to: u64,
+        from: u32,
+        prefixes: Vec<(String, u32)>,
+    },
     /// Orderings, to worker 0: the sender's nodes.
     Nodes {
         to: u64,
@@ -106,6 +115,13 @@ pub enum Msg {
         from: u32,
         downloads: Vec<(u32, u32, u64)>,
     },
+    /// Orderings, from worker 0: the receiver's downloads of a numbered
+    /// ordering, in rank order, for its `rankmass_order` rows.
+    Rows {
+        to: u64,
+        key: OrderingKey,
+        placed: Vec<Placed>,
+    },
 }
 
 impl Msg {
@@ -116,9 +132,11 @@ impl Msg {
             | Msg::Sums { to, .. }
             | Msg::Hist { to, .. }
             | Msg::Ties { to, .. }
+            | Msg::Prefixes { to, .. }
             | Msg::Nodes { to, .. }
             | Msg::Graph { to, .. }
-            | Msg::Log { to, .. } => *to,
+            | Msg::Log { to, .. }
+            | Msg::Rows { to, .. } => *to,
         }
     }
 }
@@ -228,6 +246,9 @@ pub struct Part {
     /// Whether it is its host's main page, and its weight in `trust.parquet`.
     main: Vec<bool>,
     listed: Vec<u64>,
+    /// With the orderings: each node's URL in the order of every worker's
+    /// URLs (its rank there), once the graph's sizes are in.
+    pub url_rank: Vec<u32>,
 }
 
 impl Part {
@@ -550,9 +571,29 @@ struct Solver {
     orderings: bool,
     single_page_max_edges: u64,
     orders: Orders,
+    /// With the orderings, this worker's URLs in order until the other
+    /// workers' prefixes arrive (see `Part::url_rank`).
+    url_order: LocalOrder,
+    /// The finished snapshot's URLs, while its `rankmass_order` rows are
+    /// still being made (the part's own go to its `pagerank` rows).
+    row_urls: Vec<UrlText>,
 }
 
 impl Solver {
+    /// Up to `max` of the orderings' rows, with the URLs of the snapshot they
+    /// are of: its part's while it is under way, the kept ones after.
+    fn take_rows(&mut self, max: usize, out: &mut Vec<Out>) {
+        let urls = if self.row_urls.is_empty() {
+            &self.part.urls
+        } else {
+            &self.row_urls
+        };
+        self.orders.take_rows(urls, max, out);
+        if !self.orders.has_rows() {
+            self.row_urls = Vec::new();
+        }
+    }
+
     fn broadcast(&self, sums: Sums, out: &mut Vec<Out>) {
         for w in 0..self.peers {
             out.push(Out::Msg(Msg::Sums {
@@ -714,6 +755,9 @@ impl Solver {
         self.prev.clear();
         // A host's pages are all on its worker: its roll-up is local.
         let mut hosts: BTreeMap<String, (u128, i64)> = BTreeMap::new();
+        // The orderings' rows still to make need the URLs a while longer.
+        let keep = self.orders.has_rows();
+        let mut kept = Vec::with_capacity(if keep { p.urls.len() } else { 0 });
         for (i, url) in p.urls.into_iter().enumerate() {
             self.prev.insert(p.pages[i], (p.hosts[i], x[i]));
             let h = hosts.entry(url.host().to_string()).or_default();
@@ -723,8 +767,15 @@ impl Solver {
                 out.push(Out::Weight((p.pages[i], x[i], t)));
             }
             let host = url.host().to_string();
+            let text = if keep {
+                let text = url.url.clone();
+                kept.push(url);
+                text
+            } else {
+                url.url
+            };
             out.push(Out::Row(PageRankRow {
-                url: url.url,
+                url: text,
                 host,
                 rank: x[i],
                 in_links: i64::from(p.in_links[i]),
@@ -735,6 +786,7 @@ impl Solver {
                 }),
             }));
         }
+        self.row_urls = kept;
         self.x[1].clear();
         out.extend(
             hosts
@@ -882,6 +934,8 @@ pub fn pagerank<'s>(
                     orderings: params.orderings,
                     single_page_max_edges: params.single_page_max_edges,
                     orders: Orders::new(&params, ctx.index, peers),
+                    url_order: LocalOrder::default(),
+                    row_urls: Vec::new(),
                 };
                 // Hold nothing before the first snapshot written (the restore epoch
                 // must complete without this operator).
@@ -891,8 +945,9 @@ pub fn pagerank<'s>(
                     cap
                 });
                 let mut round: Option<Capability<Time>> = None;
-                // Worker 0: while finished orderings have rows to hand on, at
-                // the time of the round they finished in (see `take_rows`).
+                // While numbered orderings have rows of this worker's pages to
+                // hand on, at the time of the round their ranks came in (see
+                // `take_rows`).
                 let mut rows_at: Option<Capability<Time>> = None;
                 let mut next = 0usize;
                 let mut phase = Phase::Nodes;
@@ -921,7 +976,7 @@ pub fn pagerank<'s>(
                     if let Some(at) = &rows_at {
                         // A batch per activation, so that the writer takes each
                         // before the next is made.
-                        solver.orders.take_rows(ROWS_PER_ACTIVATION, &mut emitted);
+                        solver.take_rows(ROWS_PER_ACTIVATION, &mut emitted);
                         output.session(at).give_iterator(emitted.drain(..));
                         if solver.orders.has_rows() {
                             activator.activate();
@@ -943,6 +998,11 @@ pub fn pagerank<'s>(
                             match epochs.get(next + 1) {
                                 Some(&n) => m.downgrade(&Product::new(n, 0)),
                                 None => main = None,
+                            }
+                            // The last snapshot's rows go before its URLs do.
+                            if let Some(at) = rows_at.take() {
+                                solver.take_rows(usize::MAX, &mut emitted);
+                                output.session(&at).give_iterator(emitted.drain(..));
                             }
                             // The restore epoch's vector arrives before any snapshot.
                             solver.prev.extend(restored.drain(..));
@@ -1030,11 +1090,37 @@ pub fn pagerank<'s>(
                                     ..Sums::default()
                                 };
                                 solver.broadcast(own, &mut emitted);
+                                if solver.orderings {
+                                    let urls: Vec<&str> = p.urls.iter().map(|u| u.url.as_str()).collect();
+                                    let order = LocalOrder::new(&urls);
+                                    for w in (0..peers).filter(|&w| w != solver.index) {
+                                        emitted.push(Out::Msg(Msg::Prefixes {
+                                            to: w as u64,
+                                            from: solver.index as u32,
+                                            prefixes: order.prefixes.clone(),
+                                        }));
+                                    }
+                                    solver.url_order = order;
+                                }
                                 phase = Phase::Sizes;
                                 false
                             }
                             Phase::Sizes => {
                                 solver.sizes = sums;
+                                if solver.orderings {
+                                    let mut others: Vec<(u32, Vec<(String, u32)>)> = rest
+                                        .into_iter()
+                                        .filter_map(|m| match m {
+                                            Msg::Prefixes { from, prefixes, .. } => Some((from, prefixes)),
+                                            _ => None,
+                                        })
+                                        .collect();
+                                    others.sort_unstable_by_key(|o| o.0);
+                                    let lists: Vec<&[(String, u32)]> =
+                                        others.iter().map(|o| o.1.as_slice()).collect();
+                                    let order = std::mem::take(&mut solver.url_order);
+                                    solver.part.url_rank = order.global_ranks(&lists);
+                                }
                                 if sums.nodes == 0 {
                                     solver.solve_micros = 0;
                                     solver.iterations = [0; 2];
@@ -1104,11 +1190,6 @@ pub fn pagerank<'s>(
                                     solver.solve_micros =
                                         solver.solve_started.elapsed().as_micros() as u64;
                                     if solver.orderings {
-                                        if let Some(at) = rows_at.take() {
-                                            let mut rows = Vec::new();
-                                            solver.orders.take_rows(usize::MAX, &mut rows);
-                                            output.session(&at).give_iterator(rows.into_iter());
-                                        }
                                         let sizes = solver.sizes;
                                         solver.orders.start(
                                             &solver.part,

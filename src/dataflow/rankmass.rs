@@ -18,8 +18,13 @@
 //!
 //! All decisions come from integers every worker adds up, so every worker
 //! takes the same ones, on any number of workers. Worker 0 receives each
-//! node's URL and rank once, and each ordering's downloads once, to number the
-//! orders and write the rows (O(nodes) records, no links). The single-page
+//! node's rank and place in URL order once (each worker ranks its URLs among
+//! all from the others' host prefixes, `algo::url_order`, so no URL moves),
+//! and each ordering's downloads once, to number the orders (O(nodes)
+//! integers, no links, no strings); it sends each download's rank back to
+//! the worker that holds the page, and every worker makes and writes the rows
+//! of its own pages, so the rows (a URL each) are built and written on all
+//! workers at once rather than one after another on worker 0. The single-page
 //! RankMass (Figure 5) needs the global maximum at every step, so it runs on
 //! worker 0 (`algo::rankmass::single_page`) when the graph has at most
 //! `rankmass.single_page_max_edges` edges, which worker 0 then receives.
@@ -35,6 +40,7 @@ use crate::algo::rankmass::{
     target_units, Download,
 };
 use crate::dataflow::pagerank::{Msg, Out, Part, Sums};
+use crate::ingest::UrlText;
 use crate::job::RankmassParams;
 use crate::output::rankmass::{
     Algorithm, OrderingKey, RankmassCurveRow, RankmassOrderRow, RankmassSummaryRow,
@@ -58,6 +64,9 @@ enum Stage {
     Pass,
     /// The last ordering is done; worker 0 waits for its downloads.
     Collect,
+    /// Worker 0 has numbered every ordering; the workers wait for the ranks
+    /// of their downloads.
+    Done,
 }
 
 /// One windowed ordering on one worker.
@@ -94,7 +103,8 @@ struct Finished {
 /// Worker 0's copy of the nodes.
 #[derive(Default)]
 struct Gathered {
-    urls: Vec<String>,
+    /// Each node's rank in URL order, which breaks ties in the orders.
+    url_rank: Vec<u32>,
     ranks: Vec<u64>,
     trust: Vec<u64>,
     /// Where each worker's nodes start in the global numbering.
@@ -103,10 +113,11 @@ struct Gathered {
     best: Vec<u128>,
 }
 
-/// A worker's nodes as sent to worker 0: URLs, ranks, trust weights.
+/// A worker's nodes as sent to worker 0: their places in URL order (see
+/// `Part::url_rank`), ranks and trust weights.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NodesPart {
-    pub urls: Vec<String>,
+    pub url_rank: Vec<u32>,
     pub ranks: Vec<u64>,
     pub trust: Vec<u64>,
 }
@@ -118,6 +129,16 @@ pub struct GraphPart {
     pub targets: Vec<u32>,
     pub runs: Vec<(u32, u32)>,
     pub inbound: Vec<Vec<u32>>,
+}
+
+/// A download as its page's worker receives it from worker 0: the page (its
+/// node on that worker), its rank in the ordering (from 1), round and bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placed {
+    pub node: u32,
+    pub rank: u64,
+    pub round: u32,
+    pub bound: u64,
 }
 
 /// The orderings of one snapshot, on one worker.
@@ -141,10 +162,10 @@ pub struct Orders {
     graphs: Vec<(u32, GraphPart)>,
     /// The pass's sums per slot, reused by every pass.
     acc: Vec<u64>,
-    /// Worker 0: the downloads of finished orderings whose `rankmass_order`
+    /// This worker's downloads of numbered orderings whose `rankmass_order`
     /// rows are not yet handed on, and how many of the first one's are (see
     /// [`Orders::take_rows`]).
-    pending: VecDeque<(OrderingKey, Vec<Download>)>,
+    pending: VecDeque<(OrderingKey, Vec<Placed>)>,
     taken: usize,
 }
 
@@ -182,32 +203,32 @@ impl Orders {
         !self.pending.is_empty()
     }
 
-    /// Worker 0: up to `max` rows of the finished orderings, in order. An
-    /// ordering's rows are made here, a batch at a time, rather than all at
-    /// once as it finishes: L-Neighbor and the 100% window finish together
+    /// Up to `max` rows of this worker's pages in the numbered orderings, in
+    /// rank order; `urls` are the URLs of the snapshot's nodes here. The rows
+    /// are made here, a batch at a time, rather than all at once as worker 0
+    /// numbers an ordering: L-Neighbor and the 100% window finish together
     /// with a row per node each, and all of them at once, with a copy of
     /// their URLs, were the largest single allocation of a snapshot
     /// (490 MB on bench snapshot 9, 1 worker).
-    pub fn take_rows(&mut self, max: usize, out: &mut Vec<Out>) {
+    pub fn take_rows(&mut self, urls: &[UrlText], max: usize, out: &mut Vec<Out>) {
         let mut left = max;
         while left > 0 {
-            let Some((key, downloads)) = self.pending.front() else {
+            let Some((key, placed)) = self.pending.front() else {
                 break;
             };
-            let g = self.gathered.as_ref().expect("rows follow their nodes");
-            let end = downloads.len().min(self.taken + left);
-            for (k, d) in downloads.iter().enumerate().take(end).skip(self.taken) {
+            let end = placed.len().min(self.taken + left);
+            for p in &placed[self.taken..end] {
                 out.push(Out::Order(RankmassOrderRow {
                     key: *key,
-                    rank: k as i64 + 1,
-                    url: g.urls[d.node as usize].clone(),
-                    round: i64::from(d.round),
-                    bound: d.bound,
+                    rank: p.rank as i64,
+                    url: urls[p.node as usize].url.clone(),
+                    round: i64::from(p.round),
+                    bound: p.bound,
                 }));
             }
             left -= end - self.taken;
             self.taken = end;
-            if end == downloads.len() {
+            if end == placed.len() {
                 self.pending.pop_front();
                 self.taken = 0;
             }
@@ -237,7 +258,7 @@ impl Orders {
             to: 0,
             from: self.index as u32,
             nodes: Box::new(NodesPart {
-                urls: part.urls.iter().map(|u| u.url.clone()).collect(),
+                url_rank: part.url_rank.clone(),
                 ranks: ranks.to_vec(),
                 trust: part.trust.clone(),
             }),
@@ -432,6 +453,9 @@ impl Orders {
                 Msg::Log {
                     from, downloads, ..
                 } => logs.push((from, downloads)),
+                Msg::Rows { key, placed, .. } if !placed.is_empty() => {
+                    self.pending.push_back((key, placed));
+                }
                 _ => {}
             }
         }
@@ -451,8 +475,12 @@ impl Orders {
                 if self.single_page && !graphs.is_empty() {
                     self.run_single_page(graphs, out);
                 }
-                return true;
+                // Every ordering is numbered: worker 0 needs the nodes no more.
+                self.gathered = None;
+                self.run().stage = Stage::Done;
             }
+            // This round brought the ranks of the last orderings.
+            Stage::Done => return true,
             Stage::Hist(shift) => self.on_hist(part, shift, hist, (lo, hi), out),
             Stage::Ties => self.on_ties(part, ties, out),
             Stage::Pass => self.on_pass(part, sums, masses, out),
@@ -620,8 +648,8 @@ impl Orders {
             ..Gathered::default()
         };
         for (from, n) in nodes {
-            g.base[from as usize] = g.urls.len() as u32;
-            g.urls.extend(n.urls);
+            g.base[from as usize] = g.url_rank.len() as u32;
+            g.url_rank.extend(n.url_rank);
             g.ranks.extend(n.ranks);
             g.trust.extend(n.trust);
         }
@@ -641,7 +669,7 @@ impl Orders {
         let started = Instant::now();
         let g = self.gathered.as_ref().expect("nodes come with the graph");
         graphs.sort_unstable_by_key(|p| p.0);
-        let n = g.urls.len();
+        let n = g.url_rank.len();
         let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (from, p) in &graphs {
             let base = g.base[*from as usize];
@@ -660,17 +688,12 @@ impl Orders {
                 }
             }
         }
-        let by_url = crate::str_sort::order_by_bytes(n, |i| g.urls[i].as_bytes());
-        let mut url_rank = vec![0u32; n];
-        for (k, &u) in by_url.iter().enumerate() {
-            url_rank[u as usize] = k as u32;
-        }
         let max_steps = u64::from(self.max_rounds) * (n as u64).max(1);
         let o = single_page(
             &adj,
             &g.trust,
             self.trust_total,
-            &url_rank,
+            &g.url_rank,
             self.d,
             self.target,
             max_steps,
@@ -701,10 +724,10 @@ impl Orders {
                 })
             })
             .collect();
-        let url = |d: &Download| g.urls[d.node as usize].as_str();
+        let url = |d: &Download| g.url_rank[d.node as usize];
         if f.window == FULL {
             // L-Neighbor: by level, a level in URL order.
-            downloads.sort_unstable_by(|a, b| (a.round, url(a)).cmp(&(b.round, url(b))));
+            downloads.sort_unstable_by_key(|d| (d.round, url(d)));
             let key = OrderingKey {
                 algorithm: Algorithm::LNeighbor,
                 window_ppm: None,
@@ -719,14 +742,8 @@ impl Orders {
             downloads = copy;
         }
         let g = self.gathered.as_ref().expect("nodes arrive first");
-        let url = |d: &Download| g.urls[d.node as usize].as_str();
-        downloads.sort_unstable_by(|a, b| {
-            (a.round, std::cmp::Reverse(a.bound), url(a)).cmp(&(
-                b.round,
-                std::cmp::Reverse(b.bound),
-                url(b),
-            ))
-        });
+        let url = |d: &Download| g.url_rank[d.node as usize];
+        downloads.sort_unstable_by_key(|d| (d.round, std::cmp::Reverse(d.bound), url(d)));
         let key = OrderingKey {
             algorithm: Algorithm::Windowed,
             window_ppm: Some(f.window),
@@ -734,8 +751,9 @@ impl Orders {
         self.emit(key, downloads, &f.progress, f.rounds, f.crm, f.micros, out);
     }
 
-    /// Worker 0: an ordering's curve and summary rows; its `rankmass_order`
-    /// rows wait for [`Orders::take_rows`].
+    /// Worker 0: an ordering's curve and summary rows, and each download's
+    /// rank sent to its page's worker, which makes its `rankmass_order` row
+    /// (see [`Orders::take_rows`]).
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
@@ -768,8 +786,26 @@ impl Orders {
             final_guaranteed: crm,
             downloads: downloads.len() as i64,
         })));
-        if !downloads.is_empty() {
-            self.pending.push_back((key, downloads));
+        let mut placed: Vec<Vec<Placed>> = vec![Vec::new(); self.peers];
+        for (k, d) in downloads.iter().enumerate() {
+            // Workers without nodes share their base with the next one, so
+            // the owner is the last worker whose nodes start at or before it.
+            let w = g.base.partition_point(|&b| b <= d.node) - 1;
+            placed[w].push(Placed {
+                node: d.node - g.base[w],
+                rank: k as u64 + 1,
+                round: d.round,
+                bound: d.bound,
+            });
+        }
+        for (w, placed) in placed.into_iter().enumerate() {
+            if !placed.is_empty() {
+                out.push(Out::Msg(Msg::Rows {
+                    to: w as u64,
+                    key,
+                    placed,
+                }));
+            }
         }
     }
 }
