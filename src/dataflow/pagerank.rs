@@ -866,8 +866,9 @@ pub struct PageRankOut<'s> {
     /// When the change analysis runs, every node's rank as a
     /// [`LedgerOut::PlanWeight`] for the revisit plan.
     pub weights: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
-    /// Worker 0's rows of the crawl orderings.
+    /// Each worker's `rankmass_order` rows of its own pages, in rank order.
     pub orders: Stream<'s, Seq, Vec<RankmassOrderRow>>,
+    /// Worker 0's curve and summary rows of the crawl orderings.
     pub curves: Stream<'s, Seq, Vec<RankmassCurveRow>>,
     pub summaries: Stream<'s, Seq, Vec<RankmassSummaryRow>>,
 }
