@@ -83,9 +83,9 @@ pub enum Msg {
         lo: u64,
         hi: u64,
     },
-    /// Orderings: a worker's smallest URLs among the candidates tied at the
-    /// window's threshold.
-    Ties { to: u64, urls: Vec<String> },
+    /// Orderings: the smallest places in URL order (`Part::url_rank`) of a
+    /// worker's candidates tied at the window's threshold.
+    Ties { to: u64, places: Vec<u32> },
     /// Orderings, to every other worker, with the graph's sizes: the
     /// prefixes of the sender's URLs with their counts, in order, from which
     /// each worker ranks its URLs among all (`algo::url_order`).

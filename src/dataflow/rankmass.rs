@@ -11,8 +11,8 @@
 //!   threshold is exact. The next pass reads the byte below the bits the
 //!   candidates left all share (so the zero top bytes of small ranks cost no
 //!   pass), and candidates all equal go straight to the ties. Pages tied at
-//!   the threshold are settled by their URLs, each worker sending only as
-//!   many of its smallest as are still needed;
+//!   the threshold are settled by their URLs, each worker sending the places
+//!   in URL order of only as many of its smallest as are still needed;
 //! - then one synchronous propagation pass, shares summed per destination
 //!   worker as in a PageRank step.
 //!
@@ -431,7 +431,7 @@ impl Orders {
     ) -> bool {
         let mut hist = vec![0u64; 256];
         let (mut lo, mut hi) = (u64::MAX, 0);
-        let mut ties: Vec<String> = Vec::new();
+        let mut ties: Vec<u32> = Vec::new();
         let mut nodes = Vec::new();
         let mut graphs = Vec::new();
         let mut logs = Vec::new();
@@ -447,7 +447,7 @@ impl Orders {
                     lo = lo.min(l);
                     hi = hi.max(h);
                 }
-                Msg::Ties { urls, .. } => ties.extend(urls),
+                Msg::Ties { places, .. } => ties.extend(places),
                 Msg::Nodes { from, nodes: n, .. } => nodes.push((from, *n)),
                 Msg::Graph { from, graph, .. } => graphs.push((from, *graph)),
                 Msg::Log {
@@ -554,33 +554,33 @@ impl Orders {
             self.propagate(part, chosen, out);
             return;
         }
-        // Every candidate left has the same `rm`: the smallest URLs go in.
-        let mut tied: Vec<&str> = run
+        // Every candidate left has the same `rm`: the smallest URLs go in,
+        // compared by their places in URL order.
+        let mut tied: Vec<u32> = run
             .cands
             .iter()
-            .map(|&i| part.urls[i as usize].url.as_str())
+            .map(|&i| part.url_rank[i as usize])
             .collect();
         tied.sort_unstable();
         tied.truncate(run.need as usize);
-        let urls: Vec<String> = tied.into_iter().map(str::to_string).collect();
         run.stage = Stage::Ties;
         for w in 0..self.peers {
             out.push(Out::Msg(Msg::Ties {
                 to: w as u64,
-                urls: urls.clone(),
+                places: tied.clone(),
             }));
         }
     }
 
-    fn on_ties(&mut self, part: &Part, mut ties: Vec<String>, out: &mut Vec<Out>) {
+    fn on_ties(&mut self, part: &Part, mut ties: Vec<u32>, out: &mut Vec<Out>) {
         let run = self.run();
         ties.sort_unstable();
-        let last = &ties[run.need as usize - 1];
+        let last = ties[run.need as usize - 1];
         let cands = std::mem::take(&mut run.cands);
         run.chosen.extend(
             cands
                 .into_iter()
-                .filter(|&i| part.urls[i as usize].url.as_str() <= last.as_str()),
+                .filter(|&i| part.url_rank[i as usize] <= last),
         );
         let chosen = std::mem::take(&mut run.chosen);
         self.propagate(part, chosen, out);
