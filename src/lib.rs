@@ -22,6 +22,7 @@ pub mod memory;
 pub mod model;
 pub mod output;
 pub mod peers;
+pub mod placement;
 pub mod report;
 pub mod run;
 pub mod state;

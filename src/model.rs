@@ -58,16 +58,10 @@ impl<K> Hash for HostKey<K> {
 }
 
 /// The worker-routing hash of a host: the same function differential uses for its
-/// exchanges, so records the ledger routes by host land where differential's
-/// host-keyed operators expect them.
+/// exchanges. Hosts that [`crate::placement`] does not pin live on worker
+/// `route(host) % peers`.
 pub fn route(host: HostId) -> u64 {
     differential_dataflow::Hashable::hashed(&host)
-}
-
-/// The worker of `peers` that owns `host`: where timely's exchange sends what is
-/// routed by [`route`].
-pub fn owner(host: HostId, peers: usize) -> usize {
-    (route(host) % peers as u64) as usize
 }
 
 /// Facts counted per host and snapshot; their accumulated counts are the

@@ -22,6 +22,7 @@ use crate::job::{Analysis, Cluster, Job};
 use crate::ledger::Ledger;
 use crate::model::{Micros, Seq};
 use crate::output::commit::{Manifest, OutputDir, RunRecord, StageRecord, FORMAT_VERSION};
+use crate::placement::Placement;
 use crate::state::STATE_VERSION;
 
 /// What `webevo run` was asked to do.
@@ -338,7 +339,48 @@ fn plan_run(
         job: job.clone(),
         trust: None,
         clicks: None,
+        placement: match last {
+            Some(_) => Placement::load(&out.state_dir())?,
+            None => None,
+        },
     }))
+}
+
+/// Where this run's workers keep each host: as the restored state was placed
+/// (for this many workers), by hash for a state kept without a placement, or,
+/// from nothing, balanced over the page counts of the first snapshot (see
+/// [`crate::placement`]; a collective step of all workers).
+fn place_hosts(
+    worker: &mut timely::worker::Worker,
+    plan: &RunPlan,
+    share: Share,
+    talk: bool,
+) -> Placement {
+    let peers = worker.peers();
+    if plan.restore.is_some() {
+        return match &plan.placement {
+            Some(p) => p.for_peers(peers),
+            None => Placement::hashed(peers),
+        };
+    }
+    let started = Instant::now();
+    let first = &plan.snapshots[0];
+    let site_key = plan.job.discovery.site_key;
+    let placement = crate::placement::measure(worker, |visit| {
+        // A file that cannot be read leaves its hosts to the hash; the
+        // snapshot's read then reports the error.
+        let _ = crate::ingest::read_page_hosts(first, share, site_key, visit);
+    });
+    if talk {
+        eprintln!(
+            "webevo: placed the {} largest hosts of snapshot {} on {} worker(s) in {:.2} s",
+            placement.pins.len(),
+            first.meta.seq,
+            peers,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    placement
 }
 
 /// One worker: feed the restore state and every snapshot, one epoch at a time.
@@ -354,20 +396,22 @@ fn run_worker(
         index,
         ..WorkerLog::default()
     }));
+    let share = Share { index, peers };
+    let talk = talk.filter(|_| index == 0);
+    let placement = Arc::new(place_hosts(worker, &plan, share, talk.is_some()));
     let ctx = WorkerCtx {
         plan: plan.clone(),
         log: log.clone(),
         index,
         peers,
         ledger: Rc::new(RefCell::new(Ledger::default())),
+        placement,
     };
     let (mut input, probe) = worker.dataflow::<Seq, _, _>(|scope| {
         let (input, records) = scope.new_input::<Vec<Record>>();
         let probe = dataflow::build(scope, records, &ctx);
         (input, probe)
     });
-    let share = Share { index, peers };
-    let talk = talk.filter(|_| index == 0);
     // Worker 0 times the stages and measures process 0's memory in each.
     let timed = index == 0;
     // Bytes exchanged with the other processes by the end of the last stage.

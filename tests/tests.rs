@@ -33,6 +33,8 @@ mod incremental;
 mod echo;
 // Every job file in jobs/ parses.
 mod jobs;
+// Host placement: large hosts pinned apart, kept with the state, same tables.
+mod placement;
 // pagerank and pagerank_runs against power iteration on random crawls, cold and warm.
 mod rankmass_reference;
 // The crawl orderings against plain references of Figures 5 and 6, and the curves' invariants.

@@ -41,10 +41,11 @@ use crate::error::OutputError;
 use crate::ingest::{ClickObs, UrlText, CLICK_BIN};
 use crate::job::EchoParams;
 use crate::ledger::LedgerOut;
-use crate::model::{route, HostId, Micros, PageId, Seq};
+use crate::model::{HostId, Micros, PageId, Seq};
 use crate::output::echo::{
     ContentSourceRow, EchoPlanRow, EchoScheduleRow, SourceCoverRow, SourceEstimateRow, SourceKind,
 };
+use crate::placement::Placement;
 use crate::state::{self, StateRecord, StateWriter};
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
@@ -221,14 +222,15 @@ pub(super) trait EpochStage: 'static {
 /// closes, then the finish epoch.
 pub(super) fn epoch_operator<'s, S: EpochStage>(
     input: Stream<'s, Seq, Vec<S::In>>,
-    route_by: impl Fn(&S::In) -> u64 + 'static,
+    route_by: impl Fn(&Placement, &S::In) -> u64 + 'static,
     name: &str,
     ctx: &WorkerCtx,
     mut stage: S,
 ) -> Stream<'s, Seq, Vec<S::Out>> {
     let ctx = ctx.clone();
+    let placement = ctx.placement.clone();
     input.unary_frontier::<CapacityContainerBuilder<Vec<S::Out>>, _, _, _>(
-        Exchange::new(route_by),
+        Exchange::new(move |x: &S::In| route_by(&placement, x)),
         name,
         move |cap, _info| {
             let mut epochs = ctx.plan.epochs();
@@ -273,7 +275,7 @@ fn pages_stage<'s>(
 ) -> Stream<'s, Seq, Vec<Result<SourceIn, (HostId, HostId)>>> {
     epoch_operator(
         msgs,
-        |m: &EchoMsg| route(m.page_side_host()),
+        |p: &Placement, m: &EchoMsg| p.route(m.page_side_host()),
         "EchoPages",
         ctx,
         PagesState::default(),
@@ -496,7 +498,7 @@ fn sources_stage<'s>(
 ) -> Stream<'s, Seq, Vec<SourceOut>> {
     epoch_operator(
         input,
-        |m: &SourceIn| route(m.host()),
+        |p: &Placement, m: &SourceIn| p.route(m.host()),
         "EchoSources",
         ctx,
         SourcesState::default(),
@@ -719,7 +721,7 @@ fn schedule_stage<'s>(
     Stream<'s, Seq, Vec<EchoScheduleRow>>,
     Stream<'s, Seq, Vec<EchoPlanRow>>,
 ) {
-    let solved = epoch_operator(params, |_| 0, "EchoSchedule", ctx, Scheduler);
+    let solved = epoch_operator(params, |_, _| 0, "EchoSchedule", ctx, Scheduler);
     let [rows, plans] = split_by_kind(solved, "SplitEchoSchedule", |r: &Result<_, _>| {
         usize::from(r.is_err())
     });

@@ -33,8 +33,9 @@ use crate::algo::disjoint_sets::DisjointSets;
 use crate::algo::greedy::{greedy_cover, merge_sites, CoverStep};
 use crate::dataflow::echo::{epoch_operator, EpochStage};
 use crate::dataflow::WorkerCtx;
-use crate::model::{route, HostId, PageId, Seq};
+use crate::model::{HostId, PageId, Seq};
 use crate::output::echo::SourceCoverRow;
+use crate::placement::Placement;
 
 /// A source and the new pages it revealed within the window.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -67,13 +68,13 @@ pub fn source_cover<'s>(
     shared: Stream<'s, Seq, Vec<(HostId, HostId)>>,
     ctx: &WorkerCtx,
 ) -> Stream<'s, Seq, Vec<SourceCoverRow>> {
-    let groups = epoch_operator(shared, |_| 0, "EchoCoverGroups", ctx, Groups);
+    let groups = epoch_operator(shared, |_, _| 0, "EchoCoverGroups", ctx, Groups);
     let sets_in = sets.map(SetsIn::Sources).concat(groups);
     let sets = epoch_operator(
         sets_in,
-        |m: &SetsIn| match m {
-            SetsIn::Sources(s) => route(s.host),
-            SetsIn::Group { host, .. } => route(*host),
+        |p: &Placement, m: &SetsIn| match m {
+            SetsIn::Sources(s) => p.route(s.host),
+            SetsIn::Group { host, .. } => p.route(*host),
         },
         "EchoCoverSets",
         ctx,
@@ -81,12 +82,12 @@ pub fn source_cover<'s>(
     );
     let picks = epoch_operator(
         sets,
-        |(group, _): &(HostId, Box<CoverSet>)| route(*group),
+        |p: &Placement, (group, _): &(HostId, Box<CoverSet>)| p.route(*group),
         "EchoCoverGreedy",
         ctx,
         Trajectories,
     );
-    epoch_operator(picks, |_| 0, "EchoCoverMerge", ctx, Merge)
+    epoch_operator(picks, |_, _| 0, "EchoCoverMerge", ctx, Merge)
 }
 
 /// Stage 1: the groups of hosts that share revealed pages.

@@ -14,7 +14,7 @@ use crate::error::OutputError;
 use crate::ingest::Record;
 use crate::job::Analysis;
 use crate::ledger::{Batch, EchoScan, Ledger, LedgerOut, Updates};
-use crate::model::{owner, Seq};
+use crate::model::Seq;
 use crate::output::batch::RowContext;
 use crate::output::parquet::{part_path, write_rows};
 use crate::output::rows::PageRow;
@@ -28,10 +28,11 @@ pub fn ledger<'s>(
     ctx: &WorkerCtx,
 ) -> VecCollection<'s, Seq, LedgerOut> {
     let ctx = ctx.clone();
+    let placement = ctx.placement.clone();
     type Out = Vec<(LedgerOut, Seq, isize)>;
     records
         .unary_frontier::<CapacityContainerBuilder<Out>, _, _, _>(
-            Exchange::new(|r: &Record| r.route()),
+            Exchange::new(move |r: &Record| placement.route(r.host())),
             "Ledger",
             move |cap, _info| {
                 let mut epochs = ctx.plan.epochs();
@@ -148,7 +149,7 @@ fn restore(
             let mut misplaced = None;
             state::read_part(part, |rec: StateRecord| {
                 records += 1;
-                if owner(rec.host(), ctx.peers) != ctx.index {
+                if ctx.placement.owner(rec.host()) != ctx.index {
                     misplaced.get_or_insert(rec.host());
                 }
                 ledger.restore_record(rec, out);
@@ -158,7 +159,7 @@ fn restore(
                     path: part.clone(),
                     problem: format!(
                         "holds host {host:?}, which worker {} of {} does not own: the state \
-                         was not written by a run of {} workers",
+                         was not written by a run of {} workers with its placement.json",
                         ctx.index, ctx.peers, ctx.peers
                     ),
                 });
@@ -178,6 +179,9 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
         w.write(&rec)?;
     }
     w.finish()?;
+    if ctx.index == 0 {
+        ctx.placement.save(&plan.staged_state_dir())?;
+    }
     crate::failpoint::hit("state-written");
 
     // Rows in the ledger's order (its memory order), then sorted by URL.

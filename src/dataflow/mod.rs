@@ -50,6 +50,8 @@ pub struct WorkerCtx {
     /// This worker's ledger, shared read-only with stages that look up URLs of
     /// pages on its hosts (a page's URL never changes once known).
     pub ledger: Rc<RefCell<Ledger>>,
+    /// Which worker owns each host; every host-routed exchange follows it.
+    pub placement: Arc<crate::placement::Placement>,
 }
 
 /// The discovery analysis (docs/discovery.md): the closure, the per-site rounds,

@@ -44,11 +44,12 @@ use crate::error::OutputError;
 use crate::ingest::{TrustWeights, UrlText};
 use crate::job::Analysis;
 use crate::ledger::{Ledger, LedgerOut, RankNode};
-use crate::model::{owner, HostId, PageId, Seq};
+use crate::model::{HostId, PageId, Seq};
 use crate::output::rankmass::{
     HostRankRow, OrderingKey, PageRankRow, PageRankRunRow, RankmassCurveRow, RankmassOrderRow,
     RankmassSummaryRow,
 };
+use crate::placement::Placement;
 use crate::state::{self, StateRecord, StateWriter};
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
@@ -255,9 +256,10 @@ impl Part {
     fn build(
         mut nodes: Vec<RankNode>,
         ledger: &Ledger,
-        peers: usize,
+        placement: &Placement,
         file: Option<&TrustWeights>,
     ) -> Part {
+        let peers = placement.peers;
         // A host's pages side by side, and the slots in the order the edges first
         // name them: most links stay within their host, so a step's scatter into
         // the slots and the owner's into its nodes stay within a small window of
@@ -284,7 +286,7 @@ impl Part {
         }
         // Order the slots by owner, then first use, and renumber the edges.
         let mut order: Vec<u32> = (0..p.slots.len() as u32).collect();
-        order.sort_by_key(|&k| owner(p.slots[k as usize].1, peers));
+        order.sort_by_key(|&k| placement.owner(p.slots[k as usize].1));
         let mut renumber = vec![0u32; order.len()];
         for (new, &old) in order.iter().enumerate() {
             renumber[old as usize] = new as u32;
@@ -296,7 +298,7 @@ impl Part {
         let mut start = 0;
         p.runs = (0..peers)
             .map(|w| {
-                let end = start + p.slots[start..].partition_point(|s| owner(s.1, peers) == w);
+                let end = start + p.slots[start..].partition_point(|s| placement.owner(s.1) == w);
                 let r = start..end;
                 start = end;
                 r
@@ -1011,7 +1013,7 @@ pub fn pagerank<'s>(
                             solver.part = Part::build(
                                 nodes,
                                 &ctx.ledger.borrow(),
-                                peers,
+                                &ctx.placement,
                                 solver.trust_file.as_deref(),
                             );
                             solver.part.announce(solver.index, &mut emitted);

@@ -31,6 +31,10 @@ pub struct RunPlan {
     pub trust: Option<std::sync::Arc<crate::ingest::TrustWeights>>,
     /// ECHO: the input's click log, read by every worker's share.
     pub clicks: Option<crate::ingest::crawl_dir::InputFile>,
+    /// The host placement kept with the state being restored; `None` for a
+    /// run from nothing (which measures one) or a state kept without one
+    /// (which was placed by hash).
+    pub placement: Option<crate::placement::Placement>,
 }
 
 impl RunPlan {

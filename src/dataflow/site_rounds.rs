@@ -30,7 +30,7 @@ use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::job::DiscoveryParams;
 use crate::ledger::{Ledger, LedgerOut};
-use crate::model::{route, HostId, PageId, Seq};
+use crate::model::{HostId, PageId, Seq};
 use crate::output::discovery::{CoverSide, CoverStats, SiteOut};
 use crate::state::{self, StateRecord, StateWriter};
 
@@ -62,6 +62,7 @@ pub fn site_rounds<'s>(
     ctx: &WorkerCtx,
 ) -> VecCollection<'s, Seq, (HostId, SiteOut)> {
     let ctx = ctx.clone();
+    let placement = ctx.placement.clone();
     msgs.flat_map(|(o, t, _)| {
         let s = match o {
             LedgerOut::StartEdge(k) => SiteIn::Start(k.host, k.key.0, k.key.1),
@@ -72,7 +73,7 @@ pub fn site_rounds<'s>(
         Some((s, t))
     })
     .unary_frontier::<CapacityContainerBuilder<Out>, _, _, _>(
-        Exchange::new(|(s, _): &(SiteIn, Seq)| route(s.site())),
+        Exchange::new(move |(s, _): &(SiteIn, Seq)| placement.route(s.site())),
         "SiteRounds",
         move |cap, _info| {
             let mut epochs = ctx.plan.epochs();

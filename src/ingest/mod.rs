@@ -17,7 +17,7 @@ use arrow_array::ArrayRef;
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::model::{digest_hash, route, HostId, Micros, PageId};
+use crate::model::{digest_hash, HostId, Micros, PageId};
 use crate::state::StateRecord;
 use crawl_dir::SnapshotInput;
 use table::{dict_value, Row, Share};
@@ -118,11 +118,6 @@ impl Record {
             Record::Click(c) => c.host,
         }
     }
-
-    /// The exchange routing hash (see [`route`]).
-    pub fn route(&self) -> u64 {
-        route(self.host())
-    }
 }
 
 /// Rows skipped as odd, not fatal; reported in the run summary.
@@ -152,6 +147,26 @@ impl OddRows {
 pub struct ReadCounts {
     pub pages: u64,
     pub links: u64,
+}
+
+/// The host of every page in this worker's share of `snap` (the same share as
+/// [`read_snapshot`]'s), for placing hosts before the snapshot is read. Rows
+/// that do not parse are skipped: the snapshot's read reports them.
+pub fn read_page_hosts(
+    snap: &SnapshotInput,
+    share: Share,
+    site_key: SiteKey,
+    visit: &mut dyn FnMut(HostId),
+) -> Result<(), InputError> {
+    table::read_rows(&snap.pages, share, snap.meta.seq as usize, |row| {
+        if let Some(url) = row
+            .text(0)?
+            .and_then(|raw| normalize_for(raw, site_key).ok())
+        {
+            visit(HostId::of(url.host()));
+        }
+        Ok(())
+    })
 }
 
 /// Reads this worker's share of `snap`, handing records to `emit`.
