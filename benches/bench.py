@@ -109,6 +109,8 @@ def main():
     ap.add_argument("--throughput-only", action="store_true",
                     help="only the throughput entry (all analyses, 1 and 2 workers) and its scaling "
                          "to half and double the size")
+    ap.add_argument("--no-scaling", action="store_true",
+                    help="with --throughput-only: the preset's size only, not half and double")
     ap.add_argument("--sql-timeout", type=float, default=1200,
                     help="seconds after which the SQL peer is stopped and reported as timed out")
     args = ap.parse_args()
@@ -131,7 +133,9 @@ def main():
         exchange(args, data)
         return
     if args.throughput_only:
-        scaling(args, throughput(args, data))
+        runs = throughput(args, data)
+        if not args.no_scaling:
+            scaling(args, runs)
         return
     if not args.discovery_only:
         scaling(args, throughput(args, data))

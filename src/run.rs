@@ -398,7 +398,17 @@ fn run_worker(
     }));
     let share = Share { index, peers };
     let talk = talk.filter(|_| index == 0);
+    let placing = Instant::now();
     let placement = Arc::new(place_hosts(worker, &plan, share, talk.is_some()));
+    if index == 0 && plan.restore.is_none() {
+        log.borrow_mut().stages.push(StageRecord {
+            stage: "placement".into(),
+            snapshot: plan.snapshots.first().map(|s| s.meta.seq),
+            seconds: placing.elapsed().as_secs_f64(),
+            peak_rss_bytes: crate::memory::stage_peak(),
+            ..StageRecord::default()
+        });
+    }
     let ctx = WorkerCtx {
         plan: plan.clone(),
         log: log.clone(),
