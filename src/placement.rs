@@ -39,7 +39,7 @@ pub const FILE: &str = "placement.json";
 /// One pinned host: its page count when it was placed, and its worker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pin {
-    pub host: u64,
+    pub host: HostId,
     pub pages: u64,
     pub worker: u32,
 }
@@ -58,11 +58,31 @@ pub struct Placement {
 
 /// What one worker reports of the pages it counted: its hash-placed total and
 /// its nominees.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tally {
     pub worker: usize,
     pub pages: u64,
     pub nominees: Vec<(HostId, u64)>,
+}
+
+impl Tally {
+    /// The tally of `worker`, which the hash gave the hosts of `counts`.
+    pub fn of(worker: usize, mut counts: Vec<(HostId, u64)>) -> Tally {
+        let pages = counts.iter().map(|(_, n)| n).sum();
+        largest_first(&mut counts);
+        counts.truncate(NOMINEES_PER_WORKER);
+        Tally {
+            worker,
+            pages,
+            nominees: counts,
+        }
+    }
+}
+
+/// Hosts by pages, largest first, equal sizes by id: the one order every
+/// worker agrees on.
+fn largest_first(hosts: &mut [(HostId, u64)]) {
+    hosts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
 }
 
 impl Placement {
@@ -77,10 +97,7 @@ impl Placement {
 
     /// The worker of `peers` that owns `host`.
     pub fn owner(&self, host: HostId) -> usize {
-        match self.index.get(&host) {
-            Some(&w) => w as usize,
-            None => (route(host) % self.peers as u64) as usize,
-        }
+        (self.route(host) % self.peers as u64) as usize
     }
 
     /// The exchange routing value of `host`: timely sends a record to worker
@@ -108,7 +125,7 @@ impl Placement {
                 nominees.push((host, pages));
             }
         }
-        nominees.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        largest_first(&mut nominees);
         Placement::assign(peers, hashed_pages, nominees)
     }
 
@@ -125,7 +142,7 @@ impl Placement {
                     .expect("a run has workers");
                 load[worker] += pages;
                 Pin {
-                    host: host.0,
+                    host,
                     pages,
                     worker: worker as u32,
                 }
@@ -149,11 +166,7 @@ impl Placement {
             return self.clone();
         }
         let total: u64 = self.hashed_pages.iter().sum();
-        let hosts = self
-            .pins
-            .iter()
-            .map(|p| (HostId(p.host), p.pages))
-            .collect();
+        let hosts = self.pins.iter().map(|p| (p.host, p.pages)).collect();
         Placement::assign(peers, vec![total / peers as u64; peers], hosts)
     }
 
@@ -167,11 +180,7 @@ impl Placement {
     }
 
     fn reindex(&mut self) {
-        self.index = self
-            .pins
-            .iter()
-            .map(|p| (HostId(p.host), p.worker))
-            .collect();
+        self.index = self.pins.iter().map(|p| (p.host, p.worker)).collect();
     }
 
     /// The placement kept in `state_dir`, if any.
@@ -240,15 +249,8 @@ pub fn measure(
                         });
                         if frontier.is_empty() {
                             if let Some(cap) = cap.take() {
-                                let mut largest: Vec<(HostId, u64)> = sums.drain().collect();
-                                let pages = largest.iter().map(|(_, n)| n).sum();
-                                largest.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-                                largest.truncate(NOMINEES_PER_WORKER);
-                                output.session(&cap).give(Tally {
-                                    worker: index,
-                                    pages,
-                                    nominees: largest,
-                                });
+                                let counts = sums.drain().collect();
+                                output.session(&cap).give(Tally::of(index, counts));
                             }
                         }
                     }
@@ -293,7 +295,7 @@ mod tests {
         );
         assert_eq!(p.hashed_pages, vec![10, 10]);
         // Largest first: 1 (50) to either (tie: 0), 2 (40) to 1, 3 (10) to 1.
-        let pins: Vec<(u64, u32)> = p.pins.iter().map(|p| (p.host, p.worker)).collect();
+        let pins: Vec<(u64, u32)> = p.pins.iter().map(|p| (p.host.0, p.worker)).collect();
         assert_eq!(pins, vec![(1, 0), (2, 1), (3, 1)]);
         assert_eq!(p.loads(), vec![60, 60]);
         assert_eq!(p.owner(HostId(2)), 1);
@@ -308,7 +310,7 @@ mod tests {
         let two = Placement::balance(3, &[c, b, a]);
         assert_eq!(one, two);
         // Equal sizes are pinned by smaller id first.
-        let order: Vec<u64> = one.pins.iter().map(|p| p.host).collect();
+        let order: Vec<u64> = one.pins.iter().map(|p| p.host.0).collect();
         assert_eq!(order, vec![5, 7, 8, 9]);
     }
 
@@ -339,16 +341,7 @@ mod tests {
                 let tallies: Vec<Tally> = per_worker
                     .into_iter()
                     .enumerate()
-                    .map(|(w, mut hs)| {
-                        let pages = hs.iter().map(|x| x.1).sum();
-                        hs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-                        hs.truncate(NOMINEES_PER_WORKER);
-                        Tally {
-                            worker: w,
-                            pages,
-                            nominees: hs,
-                        }
-                    })
+                    .map(|(w, hs)| Tally::of(w, hs))
                     .collect();
                 let p = Placement::balance(peers, &tallies);
                 let mut by_placement = vec![0u64; peers];

@@ -350,12 +350,7 @@ fn plan_run(
 /// (for this many workers), by hash for a state kept without a placement, or,
 /// from nothing, balanced over the page counts of the first snapshot (see
 /// [`crate::placement`]; a collective step of all workers).
-fn place_hosts(
-    worker: &mut timely::worker::Worker,
-    plan: &RunPlan,
-    share: Share,
-    talk: bool,
-) -> Placement {
+fn place_hosts(worker: &mut timely::worker::Worker, plan: &RunPlan, share: Share) -> Placement {
     let peers = worker.peers();
     if plan.restore.is_some() {
         return match &plan.placement {
@@ -363,24 +358,13 @@ fn place_hosts(
             None => Placement::hashed(peers),
         };
     }
-    let started = Instant::now();
     let first = &plan.snapshots[0];
     let site_key = plan.job.discovery.site_key;
-    let placement = crate::placement::measure(worker, |visit| {
+    crate::placement::measure(worker, |visit| {
         // A file that cannot be read leaves its hosts to the hash; the
         // snapshot's read then reports the error.
         let _ = crate::ingest::read_page_hosts(first, share, site_key, visit);
-    });
-    if talk {
-        eprintln!(
-            "webevo: placed the {} largest hosts of snapshot {} on {} worker(s) in {:.2} s",
-            placement.pins.len(),
-            first.meta.seq,
-            peers,
-            started.elapsed().as_secs_f64()
-        );
-    }
-    placement
+    })
 }
 
 /// One worker: feed the restore state and every snapshot, one epoch at a time.
@@ -398,30 +382,6 @@ fn run_worker(
     }));
     let share = Share { index, peers };
     let talk = talk.filter(|_| index == 0);
-    let placing = Instant::now();
-    let placement = Arc::new(place_hosts(worker, &plan, share, talk.is_some()));
-    if index == 0 && plan.restore.is_none() {
-        log.borrow_mut().stages.push(StageRecord {
-            stage: "placement".into(),
-            snapshot: plan.snapshots.first().map(|s| s.meta.seq),
-            seconds: placing.elapsed().as_secs_f64(),
-            peak_rss_bytes: crate::memory::stage_peak(),
-            ..StageRecord::default()
-        });
-    }
-    let ctx = WorkerCtx {
-        plan: plan.clone(),
-        log: log.clone(),
-        index,
-        peers,
-        ledger: Rc::new(RefCell::new(Ledger::default())),
-        placement,
-    };
-    let (mut input, probe) = worker.dataflow::<Seq, _, _>(|scope| {
-        let (input, records) = scope.new_input::<Vec<Record>>();
-        let probe = dataflow::build(scope, records, &ctx);
-        (input, probe)
-    });
     // Worker 0 times the stages and measures process 0's memory in each.
     let timed = index == 0;
     // Bytes exchanged with the other processes by the end of the last stage.
@@ -440,6 +400,35 @@ fn run_worker(
             });
         }
     };
+    if timed {
+        crate::memory::start_stage();
+    }
+    let placing = Instant::now();
+    let placement = Arc::new(place_hosts(worker, &plan, share));
+    if plan.restore.is_none() {
+        let first = plan.snapshots[0].meta.seq;
+        stage("placement", Some(first), placing);
+        if talk.is_some() {
+            eprintln!(
+                "webevo: placed the {} largest hosts of snapshot {first} on {peers} worker(s) in {:.2} s",
+                placement.pins.len(),
+                placing.elapsed().as_secs_f64()
+            );
+        }
+    }
+    let ctx = WorkerCtx {
+        plan: plan.clone(),
+        log: log.clone(),
+        index,
+        peers,
+        ledger: Rc::new(RefCell::new(Ledger::default())),
+        placement,
+    };
+    let (mut input, probe) = worker.dataflow::<Seq, _, _>(|scope| {
+        let (input, records) = scope.new_input::<Vec<Record>>();
+        let probe = dataflow::build(scope, records, &ctx);
+        (input, probe)
+    });
     let run_started = Instant::now();
 
     if let Some(r) = plan.restore {

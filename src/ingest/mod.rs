@@ -149,6 +149,12 @@ pub struct ReadCounts {
     pub links: u64,
 }
 
+/// Which worker reads a snapshot's text pages file (see [`table::read_rows`]);
+/// its links file goes to the next one, so two workers share the reading.
+fn pages_salt(snap: &SnapshotInput) -> usize {
+    snap.meta.seq as usize
+}
+
 /// The host of every page in this worker's share of `snap` (the same share as
 /// [`read_snapshot`]'s), for placing hosts before the snapshot is read. Rows
 /// that do not parse are skipped: the snapshot's read reports them.
@@ -158,7 +164,7 @@ pub fn read_page_hosts(
     site_key: SiteKey,
     visit: &mut dyn FnMut(HostId),
 ) -> Result<(), InputError> {
-    table::read_rows(&snap.pages, share, snap.meta.seq as usize, |row| {
+    table::read_rows(&snap.pages, share, pages_salt(snap), |row| {
         if let Some(url) = row
             .text(0)?
             .and_then(|raw| normalize_for(raw, site_key).ok())
@@ -178,7 +184,7 @@ pub fn read_snapshot(
     emit: &mut dyn FnMut(Record),
 ) -> Result<ReadCounts, InputError> {
     let mut counts = ReadCounts::default();
-    let salt = snap.meta.seq as usize;
+    let salt = pages_salt(snap);
     table::read_rows(&snap.pages, share, salt, |row| {
         let raw = row.text(0)?.ok_or("url is empty")?;
         let url = normalize_for(raw, site_key).map_err(|p| format!("page URL {raw:?}: {p}"))?;
