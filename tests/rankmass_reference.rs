@@ -512,10 +512,14 @@ fn warm_start_saves_steps_on_a_small_change() {
         second["iterations"].i64().unwrap(),
         second["iterations_cold"].i64().unwrap(),
     );
-    // The steps fall with the log of the starting error (about 1e-3 here, against
-    // about 1 from the trust vector), so the saving is a fraction, not most.
+    // The steps fall with the log of the starting error, but the warm start's
+    // error (a first change of 2e-2 here, against 1.7 from the trust vector) lies
+    // in the slowest modes, which shrink by about 0.54 a step against 0.33 for
+    // the first steps of a cold start: the saving is a few steps, not most. It
+    // was 5 of 34 with each host's pages swept in page order and is 3 of 33 with
+    // the pages most linked within their host first.
     assert!(
-        warm + 5 <= cold,
+        warm + 3 <= cold,
         "a warm start after a small change takes {warm} steps, a cold one {cold}"
     );
 }
