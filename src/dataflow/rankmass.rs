@@ -375,11 +375,15 @@ impl Orders {
         let acc = &mut self.acc;
         acc.clear();
         acc.resize(part.slots.len(), 0);
+        // As a slice: a store through the `Vec` made the compiler reload its
+        // pointer and length on every link.
+        let acc = acc.as_mut_slice();
         let mut pushed: u128 = 0;
         let mut dangling: u128 = 0;
-        for i in 0..run.rm.len() {
-            let r = run.rm[i];
-            if r == 0 || !run.downloaded[i] {
+        let (rm, downloaded) = (run.rm.as_mut_slice(), run.downloaded.as_slice());
+        for i in 0..rm.len() {
+            let r = rm[i];
+            if r == 0 || !downloaded[i] {
                 continue;
             }
             pushed += u128::from(r);
@@ -393,7 +397,7 @@ impl Orders {
                     acc[slot as usize] += s;
                 }
             }
-            run.rm[i] = 0;
+            rm[i] = 0;
         }
         // This worker's own run stays in `acc` for `on_pass`.
         for (w, r) in part.runs.iter().enumerate() {
@@ -600,10 +604,11 @@ impl Orders {
         let own = part.runs.get(self.index).cloned().unwrap_or(0..0);
         let run = self.run.as_mut().expect("an ordering is under way");
         let mine = (self.index as u32, &self.acc[own]);
+        let rm = run.rm.as_mut_slice();
         for (from, mass) in masses.iter().map(|(f, m)| (*f, m.as_slice())).chain([mine]) {
             for (&i, &m) in part.inbound[from as usize].iter().zip(mass) {
                 if i != u32::MAX {
-                    run.rm[i as usize] += m;
+                    rm[i as usize] += m;
                 }
             }
         }
