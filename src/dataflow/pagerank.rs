@@ -293,16 +293,16 @@ impl Part {
         // expects. On bench snapshot 9 this took a warm solve from 23 steps to
         // 22 and each step from 55 to 38 ms (BENCHMARKS.md, session 21).
         let in_host = |n: &RankNode| slot_of.get(&n.page).map_or(0, |&s| within[s as usize]);
-        let mut order: Vec<(HostId, std::cmp::Reverse<u32>, u32)> = nodes
+        let mut sweep_order: Vec<(HostId, std::cmp::Reverse<u32>, u32)> = nodes
             .iter()
             .enumerate()
             .map(|(i, n)| (n.host, std::cmp::Reverse(in_host(n)), i as u32))
             .collect();
-        order.sort_unstable();
+        sweep_order.sort_unstable();
         p.offsets.reserve_exact(nodes.len() + 1);
         p.targets.reserve_exact(targets.len());
         p.offsets.push(0);
-        for &(_, _, i) in &order {
+        for &(_, _, i) in &sweep_order {
             let n = &nodes[i as usize];
             let i = i as usize;
             p.targets
@@ -473,8 +473,13 @@ impl Split {
             s.remote_offsets.push(s.remote_targets.len() as u32);
         }
         s.factor = (0..n).map(|i| d.per_link(p.out_degree(i))).collect();
-        cross.sort_unstable_by_key(|&(u, v)| (v, u));
-        s.cross = cross;
+        let (cross_offsets, cross_sources) = by_target(n, &cross);
+        s.cross = (0..n)
+            .flat_map(|v| {
+                let (lo, hi) = (cross_offsets[v] as usize, cross_offsets[v + 1] as usize);
+                cross_sources[lo..hi].iter().map(move |&u| (u, v as u32))
+            })
+            .collect();
         (s.host_offsets, s.host_sources) = by_target(n, &within);
         let listed = p.offsets.len().saturating_sub(1);
         s.within_out = vec![0; listed];
