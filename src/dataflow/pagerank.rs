@@ -982,7 +982,7 @@ pub fn pagerank<'s>(
                 });
                 let mut round: Option<Capability<Time>> = None;
                 // While numbered orderings have rows of this worker's pages to
-                // hand on, at the time of the round their ranks came in (see
+                // hand on, at the time of the snapshot's last round (see
                 // `take_rows`).
                 let mut rows_at: Option<Capability<Time>> = None;
                 let mut next = 0usize;
@@ -1270,7 +1270,11 @@ pub fn pagerank<'s>(
                                 }
                             }
                         };
-                        if rows_at.is_none() && solver.orders.has_rows() {
+                        // The orderings' rows are made once they all are done,
+                        // so that making and writing one ordering's rows does not
+                        // run inside the next one's rounds and count in its time
+                        // (`rankmass_summary.seconds`).
+                        if finished && solver.orders.has_rows() {
                             rows_at = Some(r.clone());
                             activator.activate();
                         }
