@@ -418,6 +418,9 @@ pub struct RankmassParams {
     pub single_page_max_edges: u64,
     /// Bounds the rounds of each windowed ordering.
     pub max_rounds: u32,
+    /// At most this many candidates' `rm` a worker sends in a round to settle
+    /// a window's threshold; past it, byte histograms narrow them first.
+    pub selection_values_max: u64,
 }
 
 impl Default for RankmassParams {
@@ -435,6 +438,7 @@ impl Default for RankmassParams {
             epsilon: 0.001,
             single_page_max_edges: 2_000_000,
             max_rounds: 10_000,
+            selection_values_max: 65_536,
         }
     }
 }

@@ -76,14 +76,18 @@ pub enum Msg {
     /// nodes below: `Sums` is ten 128-bit sums, and every `Out` of the
     /// operator, each of a snapshot's rows included, would carry its size.
     Sums { to: u64, sums: Box<Sums> },
-    /// Orderings: a worker's histogram of a byte of its candidates' `rm`,
-    /// and their smallest and largest `rm` (`u64::MAX` and 0 if none).
+    /// Orderings: a worker's histogram of its candidates' `rm` (its nonzero
+    /// buckets), on a log scale or of a byte, and with a byte their smallest
+    /// and largest `rm` (`u64::MAX` and 0 if none).
     Hist {
         to: u64,
-        counts: Vec<u64>,
+        counts: Vec<(u16, u64)>,
         lo: u64,
         hi: u64,
     },
+    /// Orderings: a worker's largest `rm` in the bucket of the window's
+    /// threshold, as many as are still needed, with their places in URL order.
+    Values { to: u64, values: Vec<(u64, u32)> },
     /// Orderings: the smallest places in URL order (`Part::url_rank`) of a
     /// worker's candidates tied at the window's threshold.
     Ties { to: u64, places: Vec<u32> },
@@ -133,6 +137,7 @@ impl Msg {
             | Msg::Sums { to, .. }
             | Msg::Hist { to, .. }
             | Msg::Ties { to, .. }
+            | Msg::Values { to, .. }
             | Msg::Prefixes { to, .. }
             | Msg::Nodes { to, .. }
             | Msg::Graph { to, .. }

@@ -49,13 +49,23 @@ use crate::output::rankmass::{
 /// A window of 100%, in millionths.
 const FULL: u32 = 1_000_000;
 
-/// The shift of the highest byte of an `rm`, where each round's selection
-/// starts.
-const TOP_BYTE: u32 = 56;
+/// The bits below an `rm`'s highest set bit that its bucket in a round's first
+/// histogram keeps (see [`fine_bucket`]).
+const FINE_BITS: u32 = 6;
+
+/// The buckets of a round's first histogram: a bucket per highest set bit and
+/// value of the `FINE_BITS` bits below it.
+const FINE_BUCKETS: usize = 64 << FINE_BITS;
 
 /// Where a windowed ordering stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
+    /// Waiting for the histograms of the candidates' buckets on a log scale
+    /// (see [`fine_bucket`]).
+    Fine,
+    /// Waiting for the `rm` and places in URL order of the candidates in the
+    /// threshold's bucket.
+    Values,
     /// Waiting for the histograms of the byte of `rm` at bit `shift`.
     Hist(u32),
     /// Waiting for the URLs of the pages tied at the threshold.
@@ -153,6 +163,9 @@ pub struct Orders {
     /// The windows to run: 100% first (it is also L-Neighbor), then the others.
     queue: VecDeque<u32>,
     single_page: bool,
+    /// At most this many candidates' values a worker sends to settle a
+    /// window's threshold (see [`Orders::on_fine`]).
+    values_max: u64,
     /// The sum of the trust vector's weights.
     trust_total: u128,
     run: Option<Run>,
@@ -187,6 +200,7 @@ impl Orders {
             windows,
             queue: VecDeque::new(),
             single_page: false,
+            values_max: params.selection_values_max,
             trust_total: 0,
             run: None,
             finished: VecDeque::new(),
@@ -326,19 +340,37 @@ impl Orders {
         self.run.as_mut().expect("an ordering is under way")
     }
 
-    /// A round's start: the candidates, and the first histogram (none when the
-    /// window takes them all).
+    /// A round's start: the candidates, and in the same pass their histogram on
+    /// a log scale (none when the window takes them all).
     fn begin_round(&mut self, part: &Part, out: &mut Vec<Out>) {
-        let run = self.run();
-        run.cands = (0..run.rm.len() as u32)
-            .filter(|&i| run.rm[i as usize] > 0 && !run.downloaded[i as usize])
-            .collect();
+        let peers = self.peers;
+        let run = self.run.as_mut().expect("an ordering is under way");
+        run.cands.clear();
+        let (rm, downloaded) = (run.rm.as_slice(), run.downloaded.as_slice());
         if run.window == FULL {
+            run.cands.extend(
+                (0..rm.len() as u32).filter(|&i| rm[i as usize] > 0 && !downloaded[i as usize]),
+            );
             let all = std::mem::take(&mut run.cands);
             self.propagate(part, all, out);
-        } else {
-            run.stage = Stage::Hist(TOP_BYTE);
-            self.send_hist(TOP_BYTE, out);
+            return;
+        }
+        let mut counts = vec![0u64; FINE_BUCKETS];
+        for (i, (&r, &done)) in rm.iter().zip(downloaded).enumerate() {
+            if r > 0 && !done {
+                run.cands.push(i as u32);
+                counts[fine_bucket(r)] += 1;
+            }
+        }
+        let counts = sparse(&counts);
+        run.stage = Stage::Fine;
+        for w in 0..peers {
+            out.push(Out::Msg(Msg::Hist {
+                to: w as u64,
+                counts: counts.clone(),
+                lo: 0,
+                hi: 0,
+            }));
         }
     }
 
@@ -352,6 +384,7 @@ impl Orders {
             lo = lo.min(rm);
             hi = hi.max(rm);
         }
+        let counts = sparse(&counts);
         for w in 0..self.peers {
             out.push(Out::Msg(Msg::Hist {
                 to: w as u64,
@@ -433,9 +466,10 @@ impl Orders {
         rest: Vec<Msg>,
         out: &mut Vec<Out>,
     ) -> bool {
-        let mut hist = vec![0u64; 256];
+        let mut hist = vec![0u64; FINE_BUCKETS];
         let (mut lo, mut hi) = (u64::MAX, 0);
         let mut ties: Vec<u32> = Vec::new();
+        let mut values: Vec<(u64, u32)> = Vec::new();
         let mut nodes = Vec::new();
         let mut graphs = Vec::new();
         let mut logs = Vec::new();
@@ -447,11 +481,14 @@ impl Orders {
                     hi: h,
                     ..
                 } => {
-                    hist.iter_mut().zip(counts).for_each(|(a, b)| *a += b);
+                    for (b, c) in counts {
+                        hist[usize::from(b)] += c;
+                    }
                     lo = lo.min(l);
                     hi = hi.max(h);
                 }
                 Msg::Ties { places, .. } => ties.extend(places),
+                Msg::Values { values: v, .. } => values.extend(v),
                 Msg::Nodes { from, nodes: n, .. } => nodes.push((from, *n)),
                 Msg::Graph { from, graph, .. } => graphs.push((from, *graph)),
                 Msg::Log {
@@ -485,11 +522,104 @@ impl Orders {
             }
             // This round brought the ranks of the last orderings.
             Stage::Done => return true,
+            Stage::Fine => self.on_fine(part, hist, out),
+            Stage::Values => self.on_values(part, values, out),
             Stage::Hist(shift) => self.on_hist(part, shift, hist, (lo, hi), out),
             Stage::Ties => self.on_ties(part, ties, out),
             Stage::Pass => self.on_pass(part, sums, masses, out),
         }
         false
+    }
+
+    /// The round's first histogram, of the candidates' buckets on a log scale,
+    /// summed over the workers: the window takes every candidate above the
+    /// bucket where its threshold falls, and some of that bucket. Those are
+    /// settled by their values (`Stage::Values`) when no worker need send more
+    /// than `values_max` of them; otherwise the bucket's candidates are first
+    /// narrowed by byte histograms (`Stage::Hist`), or, when the bucket holds a
+    /// single value, by URL (`Stage::Ties`).
+    fn on_fine(&mut self, part: &Part, hist: Vec<u64>, out: &mut Vec<Out>) {
+        let values_max = self.values_max;
+        let peers = self.peers;
+        let run = self.run();
+        let count: u64 = hist.iter().sum();
+        if count == 0 {
+            // Nothing left to download: the round only propagates.
+            self.propagate(part, Vec::new(), out);
+            return;
+        }
+        let need = (u128::from(run.window) * u128::from(count)).div_ceil(u128::from(FULL));
+        run.need = (need as u64).clamp(1, count);
+        run.chosen.clear();
+        let mut above = 0u64;
+        let mut v = FINE_BUCKETS - 1;
+        while above + hist[v] < run.need {
+            above += hist[v];
+            v -= 1;
+        }
+        let mut rest: Vec<u32> = Vec::new();
+        for &i in &run.cands {
+            let b = fine_bucket(run.rm[i as usize]);
+            if b > v {
+                run.chosen.push(i);
+            } else if b == v {
+                rest.push(i);
+            }
+        }
+        run.need -= above;
+        if hist[v] == run.need {
+            run.chosen.extend(rest);
+            run.cands.clear();
+            let chosen = std::mem::take(&mut run.chosen);
+            self.propagate(part, chosen, out);
+            return;
+        }
+        run.cands = rest;
+        if hist[v].min(run.need) <= values_max {
+            // Each worker's largest, as many as are still needed: the cut is
+            // among them.
+            let mut mine: Vec<(u64, u32)> = run
+                .cands
+                .iter()
+                .map(|&i| (run.rm[i as usize], part.url_rank[i as usize]))
+                .collect();
+            mine.sort_unstable_by_key(|&(r, url)| (std::cmp::Reverse(r), url));
+            mine.truncate(run.need as usize);
+            run.stage = Stage::Values;
+            for w in 0..peers {
+                out.push(Out::Msg(Msg::Values {
+                    to: w as u64,
+                    values: mine.clone(),
+                }));
+            }
+            return;
+        }
+        // The bucket's candidates share their highest set bit `e` and the
+        // `FINE_BITS` bits below it; the next pass reads the byte just below.
+        let e = (v >> FINE_BITS) as u32;
+        if e > FINE_BITS {
+            let next = (e - FINE_BITS - 1).saturating_sub(7);
+            run.stage = Stage::Hist(next);
+            self.send_hist(next, out);
+        } else {
+            self.send_ties(part, out);
+        }
+    }
+
+    /// The values of the candidates in the threshold's bucket, from every
+    /// worker: the window takes the largest `rm`, the smallest URL among equal
+    /// ones, as many as are still needed.
+    fn on_values(&mut self, part: &Part, mut values: Vec<(u64, u32)>, out: &mut Vec<Out>) {
+        let run = self.run();
+        values.sort_unstable_by_key(|&(r, url)| (std::cmp::Reverse(r), url));
+        let (rm, url) = values[run.need as usize - 1];
+        let cands = std::mem::take(&mut run.cands);
+        run.chosen.extend(cands.into_iter().filter(|&i| {
+            let r = run.rm[i as usize];
+            r > rm || (r == rm && part.url_rank[i as usize] <= url)
+        }));
+        let chosen = std::mem::take(&mut run.chosen);
+        self.propagate(part, chosen, out);
     }
 
     /// A pass's histogram of the byte of the candidates' `rm` at bit `shift`,
@@ -504,16 +634,6 @@ impl Orders {
     ) {
         let run = self.run();
         let count: u64 = hist.iter().sum();
-        if shift == TOP_BYTE {
-            if count == 0 {
-                // Nothing left to download: the round only propagates.
-                self.propagate(part, Vec::new(), out);
-                return;
-            }
-            let need = (u128::from(run.window) * u128::from(count)).div_ceil(u128::from(FULL));
-            run.need = (need as u64).clamp(1, count);
-            run.chosen.clear();
-        }
         if lo < hi {
             // The byte `v` of the threshold: all above it are in, some of `v` may be.
             let mut above = 0u64;
@@ -558,8 +678,14 @@ impl Orders {
             self.propagate(part, chosen, out);
             return;
         }
-        // Every candidate left has the same `rm`: the smallest URLs go in,
-        // compared by their places in URL order.
+        self.send_ties(part, out);
+    }
+
+    /// Every candidate left has the same `rm`: the smallest URLs go in,
+    /// compared by their places in URL order.
+    fn send_ties(&mut self, part: &Part, out: &mut Vec<Out>) {
+        let peers = self.peers;
+        let run = self.run();
         let mut tied: Vec<u32> = run
             .cands
             .iter()
@@ -568,7 +694,7 @@ impl Orders {
         tied.sort_unstable();
         tied.truncate(run.need as usize);
         run.stage = Stage::Ties;
-        for w in 0..self.peers {
+        for w in 0..peers {
             out.push(Out::Msg(Msg::Ties {
                 to: w as u64,
                 places: tied.clone(),
@@ -818,4 +944,62 @@ impl Orders {
 /// The byte of `rm` at bit `shift`.
 fn digit(rm: u64, shift: u32) -> usize {
     ((rm >> shift) & 0xff) as usize
+}
+
+/// A positive `rm`'s bucket on a log scale: its highest set bit, then the
+/// `FINE_BITS` bits below it (zeros below bit 0), so that larger values never
+/// fall in lower buckets, and a bucket's values are within 1/64 of each other.
+/// Ranks span dozens of binary orders of magnitude: a histogram of one byte
+/// of them put most candidates in one bucket, and a window's threshold took
+/// about four passes to find.
+fn fine_bucket(rm: u64) -> usize {
+    debug_assert!(rm > 0);
+    let e = 63 - rm.leading_zeros();
+    let below = if e >= FINE_BITS {
+        rm >> (e - FINE_BITS)
+    } else {
+        rm << (FINE_BITS - e)
+    };
+    ((e << FINE_BITS) as usize) | (below as usize & ((1 << FINE_BITS) - 1))
+}
+
+/// A histogram's nonzero buckets.
+fn sparse(counts: &[u64]) -> Vec<(u16, u64)> {
+    counts
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(b, &c)| (b as u16, c))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Buckets never put a larger value below a smaller one, and a bucket's
+    /// values share their highest set bit and the `FINE_BITS` bits below it.
+    #[test]
+    fn fine_buckets_are_monotone_and_narrow() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        for _ in 0..100_000 {
+            let shift = rng.random_range(0..64);
+            let a: u64 = (rng.random::<u64>() >> shift).max(1);
+            let b: u64 = (a.wrapping_add(rng.random::<u64>() >> rng.random_range(0..64))).max(a);
+            assert!(fine_bucket(a) <= fine_bucket(b), "{a} {b}");
+            if fine_bucket(a) == fine_bucket(b) {
+                let e = 63 - a.leading_zeros();
+                let kept = e.saturating_sub(FINE_BITS);
+                assert_eq!(a >> kept, b >> kept, "{a} {b}");
+            }
+        }
+        // Below 2^7 every value has a bucket of its own.
+        for v in 1..127u64 {
+            assert!(fine_bucket(v) < fine_bucket(v + 1), "{v}");
+        }
+        assert_eq!(fine_bucket(128), fine_bucket(129));
+        assert_eq!(fine_bucket(u64::MAX), FINE_BUCKETS - 1);
+        assert_eq!(fine_bucket(1), 0);
+    }
 }
