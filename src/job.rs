@@ -419,8 +419,17 @@ pub struct RankmassParams {
     /// Bounds the rounds of each windowed ordering.
     pub max_rounds: u32,
     /// At most this many candidates' `rm` a worker sends in a round to settle
-    /// a window's threshold; past it, byte histograms narrow them first.
+    /// a window's threshold; past it, byte histograms narrow them first. The
+    /// orders are the same either way. Left out of the recorded job at its
+    /// default, so outputs made before it existed continue incrementally.
+    #[serde(skip_serializing_if = "is_default_values_max")]
     pub selection_values_max: u64,
+}
+
+const DEFAULT_VALUES_MAX: u64 = 65_536;
+
+fn is_default_values_max(v: &u64) -> bool {
+    *v == DEFAULT_VALUES_MAX
 }
 
 impl Default for RankmassParams {
@@ -438,7 +447,7 @@ impl Default for RankmassParams {
             epsilon: 0.001,
             single_page_max_edges: 2_000_000,
             max_rounds: 10_000,
-            selection_values_max: 65_536,
+            selection_values_max: DEFAULT_VALUES_MAX,
         }
     }
 }
@@ -754,6 +763,19 @@ mod tests {
         assert!(j.rankmass.host_balance);
         let j = Job::parse("[rankmass]\nhost_balance = false", p).unwrap();
         assert!(!j.rankmass.host_balance);
+    }
+
+    /// A knob that cannot change the results stays out of the recorded job at
+    /// its default, so an output made before the knob existed still matches.
+    #[test]
+    fn the_selection_knob_is_recorded_only_when_set() {
+        let p = Path::new("t.toml");
+        let j = Job::parse("analyses = [\"rankmass\"]", p).unwrap();
+        assert!(j.record()["rankmass"].get("selection_values_max").is_none());
+        assert!(j.record()["rankmass"].get("max_rounds").is_some());
+        let j = Job::parse("[rankmass]\nselection_values_max = 4", p).unwrap();
+        assert_eq!(j.rankmass.selection_values_max, 4);
+        assert_eq!(j.record()["rankmass"]["selection_values_max"], 4);
     }
 
     #[test]

@@ -386,6 +386,37 @@ impl Part {
         i
     }
 
+    /// Renumbers this worker's own run of slots in the order of the nodes they
+    /// are (known once round 0 has placed them), so that a scatter into them
+    /// over a host's links stays within the host's nodes, as the sweep's order
+    /// keeps them side by side, and adding the run into the nodes goes in
+    /// order. The first use's order, which round 0 needs, spread a host's
+    /// slots wherever other hosts had first named its pages.
+    fn own_slots_in_node_order(&mut self, me: usize) {
+        let Some(own) = self.runs.get(me).cloned() else {
+            return;
+        };
+        let positions = &self.inbound[me];
+        // Slots of pages no worker knows (`u32::MAX`) go last.
+        let mut order: Vec<u32> = (0..own.len() as u32).collect();
+        order.sort_unstable_by_key(|&k| (positions[k as usize], k));
+        let mut renumber = vec![0u32; own.len()];
+        for (new, &old) in order.iter().enumerate() {
+            renumber[old as usize] = (own.start + new) as u32;
+        }
+        for t in &mut self.targets {
+            if own.contains(&(*t as usize)) {
+                *t = renumber[*t as usize - own.start];
+            }
+        }
+        self.inbound[me] = order.iter().map(|&k| positions[k as usize]).collect();
+        let slots: Vec<(PageId, HostId)> = order
+            .iter()
+            .map(|&k| self.slots[own.start + k as usize])
+            .collect();
+        self.slots[own].copy_from_slice(&slots);
+    }
+
     pub fn out_degree(&self, i: usize) -> u32 {
         if i + 1 < self.offsets.len() {
             self.offsets[i + 1] - self.offsets[i]
@@ -1111,6 +1142,7 @@ pub fn pagerank<'s>(
                                     solver.part.inbound[from as usize] = positions;
                                 }
                                 drop(ledger);
+                                solver.part.own_slots_in_node_order(solver.index);
                                 solver.split = Split::build(&solver.part, solver.index, solver.d);
                                 let p = &solver.part;
                                 solver.prior.clear();
