@@ -100,6 +100,39 @@ struct Run {
     started: Instant,
 }
 
+impl Run {
+    /// Given the candidates' counts per bucket over all workers (`bucket` maps
+    /// an `rm` to its bucket, larger values to no lower bucket), takes every
+    /// candidate above the bucket where the threshold falls and keeps that
+    /// bucket's as the candidates left. Returns the bucket, and whether its
+    /// candidates are exactly the ones still needed (then taken too).
+    fn cut(&mut self, hist: &[u64], bucket: impl Fn(u64) -> usize) -> (usize, bool) {
+        let mut above = 0u64;
+        let mut v = hist.len() - 1;
+        while v > 0 && above + hist[v] < self.need {
+            above += hist[v];
+            v -= 1;
+        }
+        let mut rest: Vec<u32> = Vec::new();
+        for &i in &self.cands {
+            let b = bucket(self.rm[i as usize]);
+            if b > v {
+                self.chosen.push(i);
+            } else if b == v {
+                rest.push(i);
+            }
+        }
+        self.need -= above;
+        if hist[v] == self.need {
+            self.chosen.extend(rest);
+            self.cands.clear();
+            return (v, true);
+        }
+        self.cands = rest;
+        (v, false)
+    }
+}
+
 /// What worker 0 keeps of a finished windowed ordering until its downloads
 /// arrive.
 struct Finished {
@@ -364,14 +397,12 @@ impl Orders {
         }
         let counts = sparse(&counts);
         run.stage = Stage::Fine;
-        for w in 0..peers {
-            out.push(Out::Msg(Msg::Hist {
-                to: w as u64,
-                counts: counts.clone(),
-                lo: 0,
-                hi: 0,
-            }));
-        }
+        broadcast(peers, out, |to| Msg::Hist {
+            to,
+            counts: counts.clone(),
+            lo: 0,
+            hi: 0,
+        });
     }
 
     fn send_hist(&mut self, shift: u32, out: &mut Vec<Out>) {
@@ -385,14 +416,12 @@ impl Orders {
             hi = hi.max(rm);
         }
         let counts = sparse(&counts);
-        for w in 0..self.peers {
-            out.push(Out::Msg(Msg::Hist {
-                to: w as u64,
-                counts: counts.clone(),
-                lo,
-                hi,
-            }));
-        }
+        broadcast(self.peers, out, |to| Msg::Hist {
+            to,
+            counts: counts.clone(),
+            lo,
+            hi,
+        });
     }
 
     /// Downloads `selected` and sends the round's propagation pass: every
@@ -448,12 +477,10 @@ impl Orders {
             dangling: [dangling, 0],
             ..Sums::default()
         };
-        for w in 0..self.peers {
-            out.push(Out::Msg(Msg::Sums {
-                to: w as u64,
-                sums: Box::new(sums),
-            }));
-        }
+        broadcast(self.peers, out, |to| Msg::Sums {
+            to,
+            sums: Box::new(sums),
+        });
         run.stage = Stage::Pass;
     }
 
@@ -551,30 +578,12 @@ impl Orders {
         let need = (u128::from(run.window) * u128::from(count)).div_ceil(u128::from(FULL));
         run.need = (need as u64).clamp(1, count);
         run.chosen.clear();
-        let mut above = 0u64;
-        let mut v = FINE_BUCKETS - 1;
-        while above + hist[v] < run.need {
-            above += hist[v];
-            v -= 1;
-        }
-        let mut rest: Vec<u32> = Vec::new();
-        for &i in &run.cands {
-            let b = fine_bucket(run.rm[i as usize]);
-            if b > v {
-                run.chosen.push(i);
-            } else if b == v {
-                rest.push(i);
-            }
-        }
-        run.need -= above;
-        if hist[v] == run.need {
-            run.chosen.extend(rest);
-            run.cands.clear();
+        let (v, settled) = run.cut(&hist, fine_bucket);
+        if settled {
             let chosen = std::mem::take(&mut run.chosen);
             self.propagate(part, chosen, out);
             return;
         }
-        run.cands = rest;
         if hist[v].min(run.need) <= values_max {
             // Each worker's largest, as many as are still needed: the cut is
             // among them.
@@ -586,12 +595,10 @@ impl Orders {
             mine.sort_unstable_by_key(|&(r, url)| (std::cmp::Reverse(r), url));
             mine.truncate(run.need as usize);
             run.stage = Stage::Values;
-            for w in 0..peers {
-                out.push(Out::Msg(Msg::Values {
-                    to: w as u64,
-                    values: mine.clone(),
-                }));
-            }
+            broadcast(peers, out, |to| Msg::Values {
+                to,
+                values: mine.clone(),
+            });
             return;
         }
         // The bucket's candidates share their highest set bit `e` and the
@@ -635,31 +642,13 @@ impl Orders {
         let run = self.run();
         let count: u64 = hist.iter().sum();
         if lo < hi {
-            // The byte `v` of the threshold: all above it are in, some of `v` may be.
-            let mut above = 0u64;
-            let mut v = 255usize;
-            while v > 0 && above + hist[v] < run.need {
-                above += hist[v];
-                v -= 1;
-            }
-            let mut rest: Vec<u32> = Vec::new();
-            for &i in &run.cands {
-                let b = digit(run.rm[i as usize], shift);
-                if b > v {
-                    run.chosen.push(i);
-                } else if b == v {
-                    rest.push(i);
-                }
-            }
-            run.need -= above;
-            if hist[v] == run.need {
-                run.chosen.extend(rest);
-                run.cands.clear();
+            // The byte of the threshold: all above it are in, some of it may be.
+            let (_, settled) = run.cut(&hist[..256], |r| digit(r, shift));
+            if settled {
                 let chosen = std::mem::take(&mut run.chosen);
                 self.propagate(part, chosen, out);
                 return;
             }
-            run.cands = rest;
             if shift > 0 {
                 // The candidates left agree on every bit from `shift` up, and
                 // on every bit above the highest where `lo` and `hi` differ:
@@ -694,12 +683,10 @@ impl Orders {
         tied.sort_unstable();
         tied.truncate(run.need as usize);
         run.stage = Stage::Ties;
-        for w in 0..peers {
-            out.push(Out::Msg(Msg::Ties {
-                to: w as u64,
-                places: tied.clone(),
-            }));
-        }
+        broadcast(peers, out, |to| Msg::Ties {
+            to,
+            places: tied.clone(),
+        });
     }
 
     fn on_ties(&mut self, part: &Part, mut ties: Vec<u32>, out: &mut Vec<Out>) {
@@ -939,6 +926,11 @@ impl Orders {
             }
         }
     }
+}
+
+/// One message to every worker.
+fn broadcast(peers: usize, out: &mut Vec<Out>, msg: impl Fn(u64) -> Msg) {
+    out.extend((0..peers as u64).map(|to| Out::Msg(msg(to))));
 }
 
 /// The byte of `rm` at bit `shift`.
