@@ -420,17 +420,14 @@ pub struct RankmassParams {
     pub max_rounds: u32,
     /// At most this many candidates' `rm` a worker sends in a round to settle
     /// a window's threshold; past it, byte histograms narrow them first. The
-    /// orders are the same either way. Left out of the recorded job at its
-    /// default, so outputs made before it existed continue incrementally.
-    #[serde(skip_serializing_if = "is_default_values_max")]
+    /// orders are the same either way.
     pub selection_values_max: u64,
+    /// Extrapolate a step once the L1 changes shrink by a steady ratio
+    /// (`algo::pagerank::Accelerated::take_extrapolation`).
+    pub extrapolation: bool,
 }
 
 const DEFAULT_VALUES_MAX: u64 = 65_536;
-
-fn is_default_values_max(v: &u64) -> bool {
-    *v == DEFAULT_VALUES_MAX
-}
 
 impl Default for RankmassParams {
     fn default() -> Self {
@@ -448,6 +445,7 @@ impl Default for RankmassParams {
             single_page_max_edges: 2_000_000,
             max_rounds: 10_000,
             selection_values_max: DEFAULT_VALUES_MAX,
+            extrapolation: true,
         }
     }
 }
@@ -613,6 +611,14 @@ impl Job {
     pub fn record(&self) -> serde_json::Value {
         serde_json::to_value(self).expect("job serializes")
     }
+
+    /// Whether an output's recorded job is this one. A key that webevo gained
+    /// after the output was made reads as its default, so the output goes on
+    /// incrementally unless the job sets the key otherwise.
+    pub fn matches_record(&self, recorded: &serde_json::Value) -> bool {
+        serde_json::from_value::<Job>(recorded.clone())
+            .is_ok_and(|then| then.record() == self.record())
+    }
 }
 
 /// How many workers and processes, from the command line.
@@ -765,17 +771,27 @@ mod tests {
         assert!(!j.rankmass.host_balance);
     }
 
-    /// A knob that cannot change the results stays out of the recorded job at
-    /// its default, so an output made before the knob existed still matches.
+    /// An output recorded before a key existed matches a job that leaves the
+    /// key at its default, and no other.
     #[test]
-    fn the_selection_knob_is_recorded_only_when_set() {
+    fn a_recorded_job_without_a_newer_key_reads_it_as_its_default() {
         let p = Path::new("t.toml");
         let j = Job::parse("analyses = [\"rankmass\"]", p).unwrap();
-        assert!(j.record()["rankmass"].get("selection_values_max").is_none());
-        assert!(j.record()["rankmass"].get("max_rounds").is_some());
-        let j = Job::parse("[rankmass]\nselection_values_max = 4", p).unwrap();
-        assert_eq!(j.rankmass.selection_values_max, 4);
-        assert_eq!(j.record()["rankmass"]["selection_values_max"], 4);
+        let mut old = j.record();
+        assert!(j.matches_record(&old));
+        let params = old["rankmass"].as_object_mut().unwrap();
+        assert!(params.remove("selection_values_max").is_some());
+        assert!(params.remove("extrapolation").is_some());
+        assert!(j.matches_record(&old));
+        let set = Job::parse(
+            "analyses = [\"rankmass\"]\n[rankmass]\nextrapolation = false",
+            p,
+        );
+        assert!(!set.unwrap().matches_record(&old));
+        let other = Job::parse("analyses = [\"rankmass\"]\n[rankmass]\nmax_rounds = 4", p);
+        assert!(!other.unwrap().matches_record(&old));
+        // A record that is no job at all matches nothing.
+        assert!(!j.matches_record(&serde_json::json!({"analyses": 1})));
     }
 
     #[test]

@@ -266,7 +266,7 @@ fn plan_run(
 ) -> anyhow::Result<Option<RunPlan>> {
     let committed = manifest.map(|m| m.snapshots.as_slice()).unwrap_or(&[]);
     if let Some(m) = manifest {
-        if m.job != job.record() {
+        if !job.matches_record(&m.job) {
             return Err(OutputError::Conflict {
                 path: out.root().to_path_buf(),
                 problem: format!(

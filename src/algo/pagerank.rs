@@ -6,6 +6,8 @@
 //! number of workers. The distributed iteration is `dataflow::pagerank`; this
 //! module holds its arithmetic and a one-machine solver for tests.
 
+use serde::{Deserialize, Serialize};
+
 /// A rank of 1.
 pub const ONE: u64 = 1 << 60;
 
@@ -92,14 +94,16 @@ impl Relaxation {
     }
 }
 
-/// How a solve speeds up its steps: over-relaxation, and host balancing (see
-/// [`HostMass`]). Measured on the bench graph (BENCHMARKS.md), balancing alone
-/// takes about a third of plain Gauss-Seidel's steps, and over-relaxing on top
-/// of it costs steps rather than saving them.
+/// How a solve speeds up its steps: over-relaxation, host balancing (see
+/// [`HostMass`]) and extrapolation (see [`Accelerated::extrapolation_step`]).
+/// Measured on the bench graph (BENCHMARKS.md), balancing alone takes about a
+/// third of plain Gauss-Seidel's steps, and over-relaxing on top of it costs
+/// steps rather than saving them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Acceleration {
     pub omega: Relaxation,
     pub balance: bool,
+    pub extrapolate: bool,
 }
 
 impl Acceleration {
@@ -107,6 +111,7 @@ impl Acceleration {
     pub const NONE: Acceleration = Acceleration {
         omega: Relaxation::NONE,
         balance: false,
+        extrapolate: false,
     };
 }
 
@@ -117,9 +122,14 @@ impl Acceleration {
 pub struct Accelerated {
     with: Acceleration,
     on: bool,
-    /// The steps recorded, and the last one's change.
+    /// The steps recorded, and the last two changes, the newest last.
     steps: u32,
-    last: u128,
+    changes: [u128; 2],
+    /// The steps since the extrapolation's base (see
+    /// [`Accelerated::extrapolation_step`]), and the Gram sums of its
+    /// differences once they are in.
+    cycle: u32,
+    gram: Option<Gram>,
 }
 
 impl Accelerated {
@@ -128,7 +138,9 @@ impl Accelerated {
             with,
             on: true,
             steps: 0,
-            last: 0,
+            changes: [0; 2],
+            cycle: 0,
+            gram: None,
         }
     }
 
@@ -150,17 +162,208 @@ impl Accelerated {
     /// shrinks the change by less than `d` fails the acceleration: the plain
     /// iteration shrinks it by `d` or better once its start is forgotten,
     /// while over-relaxing past `2 / (1 + d)` can make it shrink slower or
-    /// grow, and balancing, which is not a linear step, carries no guarantee
-    /// of its own. The second step is not judged: the first moves away from
-    /// the start vector, and on a cold start, which puts all of a host's mass
-    /// on its main page, the second is where balancing first sees how the
-    /// host's mass spreads and corrects every host's total at once.
+    /// grow, and balancing and extrapolation, which are not linear steps,
+    /// carry no guarantee of their own. The second step is not judged: the
+    /// first moves away from the start vector, and on a cold start, which puts
+    /// all of a host's mass on its main page, the second is where balancing
+    /// first sees how the host's mass spreads and corrects every host's total
+    /// at once.
     pub fn record(&mut self, d: Damping, change: u128) {
-        if self.steps >= 2 && change > d.apply(self.last) {
+        if self.steps >= 2 && change > d.apply(self.changes[1]) {
             self.on = false;
         }
         self.steps += 1;
-        self.last = change;
+        self.changes = [self.changes[1], change];
+    }
+
+    /// What to do with the vectors after the step just swept, before its
+    /// change is recorded.
+    ///
+    /// Once a few modes dominate the error `x_k − x*`, a polynomial in the
+    /// iteration removes them: minimal polynomial extrapolation (Sidi, Smith
+    /// and Ford; Kamvar et al. applied it to PageRank as quadratic
+    /// extrapolation) takes the differences `u_j = x_{j+1} − x_j` of four
+    /// iterates, finds the `c` that makes `c0 u0 + c1 u1 + u2` smallest, and
+    /// combines three iterates with weights `c / Σc`. On the bench graph the
+    /// change shrinks by a steady 0.40 a step, but one extrapolated ratio
+    /// (Aitken's) removed only three quarters of the error: several modes
+    /// with ratios from about 0.35 to 0.46 make up that 0.40, and two
+    /// weights fit them far better than one.
+    ///
+    /// A cycle of four steps from a base vector `x_b` (the start, or the last
+    /// extrapolated vector): keep `x_b` and `x_{b+1}` ([`Extrapolate::Keep`]);
+    /// after step `b + 3` add up the Gram sums of `u_b, u_{b+1}, u_{b+2}`
+    /// ([`Extrapolate::Gram`]), which the workers add together with the
+    /// step's other sums, and keep `x_{b+2}`; after step `b + 4` combine
+    /// `x_{b+2}, x_{b+3}, x_{b+4}` ([`Extrapolate::Combine`]). The weights
+    /// fitted to one window apply to the window two steps on, since they
+    /// depend on the modes and not on the iterate: so the sums travel with the
+    /// step's messages and cost no round of their own. Every worker computes
+    /// the same weights from the same sums and applies them to its own nodes
+    /// in integers.
+    pub fn extrapolation_step(&mut self, tol: u128) -> Extrapolate {
+        if !self.on || !self.with.extrapolate {
+            return Extrapolate::Nothing;
+        }
+        self.cycle += 1;
+        match self.cycle {
+            1 => Extrapolate::Keep(0),
+            2 => Extrapolate::Keep(1),
+            3 => Extrapolate::Gram(Gram::shift_for(self.changes[0].max(self.changes[1]))),
+            _ => {
+                self.cycle = 0;
+                let [before, last] = self.changes.map(|c| c as f64);
+                // The step's change is predicted below the tolerance: the
+                // vector a solve ends on stays a plain step's.
+                let last_step = before > 0.0 && last * last / before < tol as f64;
+                match self.gram.take().and_then(|g| g.weights()) {
+                    Some(w) if !last_step => Extrapolate::Combine(w),
+                    _ => Extrapolate::Nothing,
+                }
+            }
+        }
+    }
+
+    /// Takes the workers' total Gram sums of a [`Extrapolate::Gram`] step.
+    pub fn receive_gram(&mut self, gram: Gram) {
+        if self.cycle == 3 {
+            self.gram = Some(gram);
+        }
+    }
+}
+
+/// What [`Accelerated::extrapolation_step`] asks of a step's vectors: `x` the
+/// vector just swept, `before` the one before it, `kept` two kept ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extrapolate {
+    Nothing,
+    /// Keep `before` in `kept[i]`.
+    Keep(usize),
+    /// Add the nodes' Gram sums of `kept[0], kept[1], before, x` with this
+    /// shift ([`Gram::add`]), then keep `before` in `kept[0]`.
+    Gram(u32),
+    /// Replace `x` by the weighted sum of `kept[0], before, x`.
+    Combine(Weights),
+}
+
+/// The Gram sums of three differences of four iterates, `⟨u_i, u_j⟩` for
+/// `i ≤ j` (00, 01, 02, 11, 12, 22), of the differences shifted right by a
+/// number of bits that every worker takes from the same global change: exact
+/// integers, so the total does not depend on which worker adds which node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gram(pub [i128; 6]);
+
+impl Gram {
+    /// Differences are cut to this many bits past the shift, so that a
+    /// product fits 52 bits and [`Gram::CHUNK`] of them add up in 64 (one
+    /// machine multiply and add per product, the 128-bit sums once per
+    /// chunk). The fit needs the sums to a few digits only, and the largest
+    /// differences, which set them, keep all 26 bits.
+    const BITS: u32 = 26;
+    const CHUNK: usize = 1024;
+
+    /// The shift for differences whose L1 norms are at most `bound` (each
+    /// difference is then at most `bound` too).
+    pub fn shift_for(bound: u128) -> u32 {
+        (128 - bound.leading_zeros()).saturating_sub(Self::BITS)
+    }
+
+    /// Adds the nodes of four iterates, given as equally long slices.
+    pub fn add(&mut self, shift: u32, x: [&[u64]; 4]) {
+        let limit = 1i64 << Self::BITS;
+        // Ranks stay below 2^62, so a difference fits 64 bits; the clamp
+        // keeps the products in range whatever the vectors hold.
+        let u = |a: u64, b: u64| ((b as i64).wrapping_sub(a as i64) >> shift).clamp(-limit, limit);
+        let n = x[0].len();
+        for start in (0..n).step_by(Self::CHUNK) {
+            let end = (start + Self::CHUNK).min(n);
+            let mut g = [0i64; 6];
+            for (((&a, &b), &c), &d) in x[0][start..end]
+                .iter()
+                .zip(&x[1][start..end])
+                .zip(&x[2][start..end])
+                .zip(&x[3][start..end])
+            {
+                let (u0, u1, u2) = (u(a, b), u(b, c), u(c, d));
+                g[0] += u0 * u0;
+                g[1] += u0 * u1;
+                g[2] += u0 * u2;
+                g[3] += u1 * u1;
+                g[4] += u1 * u2;
+                g[5] += u2 * u2;
+            }
+            for (total, part) in self.0.iter_mut().zip(g) {
+                *total += i128::from(part);
+            }
+        }
+    }
+
+    pub fn merge(&mut self, o: &Gram) {
+        for (a, b) in self.0.iter_mut().zip(o.0) {
+            *a += b;
+        }
+    }
+
+    /// The weights that make `γ0 u0 + γ1 u1 + γ2 u2` smallest with
+    /// `γ0 + γ1 + γ2 = 1` (`c2 = 1` and `c0, c1` from the normal equations,
+    /// then `γ = c / Σc`), or those of `u1, u2` alone when `u0` and `u1`
+    /// point nearly the same way. None when the fit leaves more than half of
+    /// `u2`'s length (the iteration is not yet dominated by a few modes) or
+    /// the weights are out of range.
+    pub fn weights(&self) -> Option<Weights> {
+        let [g00, g01, g02, g11, g12, g22] = self.0.map(|g| g as f64);
+        if g11 <= 0.0 || g22 <= 0.0 {
+            return None;
+        }
+        let det = g00 * g11 - g01 * g01;
+        let (c0, c1) = if det > 1e-9 * g00 * g11 {
+            (
+                (-g02 * g11 + g12 * g01) / det,
+                (-g12 * g00 + g02 * g01) / det,
+            )
+        } else {
+            (0.0, -g12 / g11)
+        };
+        let residual =
+            c0 * c0 * g00 + c1 * c1 * g11 + g22 + 2.0 * (c0 * c1 * g01 + c0 * g02 + c1 * g12);
+        let sum = c0 + c1 + 1.0;
+        // Written so that a NaN from a degenerate fit fails too.
+        let fits = residual <= 0.25 * g22 && sum.abs() > 1e-3;
+        if !fits {
+            return None;
+        }
+        let one = (1u64 << Weights::BITS) as f64;
+        let (w0, w1) = ((c0 / sum * one).round(), (c1 / sum * one).round());
+        let max = one * f64::from(1u32 << 16);
+        if !(w0.abs() < max && w1.abs() < max) {
+            return None;
+        }
+        let (w0, w1) = (w0 as i64, w1 as i64);
+        Some(Weights([w0, w1, (1i64 << Weights::BITS) - w0 - w1]))
+    }
+}
+
+/// Extrapolation weights in units of `2^-32`, summing to exactly 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Weights(pub [i64; 3]);
+
+impl Weights {
+    const BITS: u32 = 32;
+
+    /// `γ0 a + γ1 b + γ2 c`, rounded down, at least 0: as `c + γ0 (a − c) +
+    /// γ1 (b − c)`, the same integer since the weights sum to 1, in two
+    /// products rather than three.
+    #[inline]
+    pub fn apply(&self, a: u64, b: u64, c: u64) -> u64 {
+        let [w0, w1, _] = self.0.map(i128::from);
+        // Ranks stay below 2^62, so the differences fit 64 bits, and each
+        // product is one widening multiply.
+        let (da, db) = (
+            (a as i64).wrapping_sub(c as i64),
+            (b as i64).wrapping_sub(c as i64),
+        );
+        let moved = (w0 * i128::from(da) + w1 * i128::from(db)) >> Self::BITS;
+        (i128::from(c) + moved).clamp(0, i128::from(u64::MAX)) as u64
     }
 }
 
@@ -301,6 +504,8 @@ pub fn solve_local(
     let mut x = start;
     let mut shares: Vec<u64> = x.iter().enumerate().map(|(u, &r)| share(r, u)).collect();
     let mut accelerated = Accelerated::new(with);
+    // The iterates that extrapolation keeps.
+    let mut kept: [Vec<u64>; 2] = Default::default();
     let mut iterations = 0;
     loop {
         // Mass between hosts and the dangling mass, from the step's start.
@@ -344,6 +549,22 @@ pub fn solve_local(
             .zip(&x)
             .map(|(a, b)| u128::from(a.abs_diff(*b)))
             .sum();
+        match accelerated.extrapolation_step(tol) {
+            Extrapolate::Nothing => {}
+            Extrapolate::Keep(i) => kept[i] = x.clone(),
+            Extrapolate::Gram(shift) => {
+                let mut gram = Gram::default();
+                gram.add(shift, [&kept[0], &kept[1], &x, &next]);
+                accelerated.receive_gram(gram);
+                kept[0] = x.clone();
+            }
+            Extrapolate::Combine(w) => {
+                for v in 0..n {
+                    next[v] = w.apply(kept[0][v], x[v], next[v]);
+                    shares[v] = share(next[v], v);
+                }
+            }
+        }
         iterations += 1;
         x = next;
         accelerated.record(d, change);
@@ -431,23 +652,27 @@ mod tests {
         assert!(!is_main_page("http://a.com/?q=1"));
     }
 
-    fn accel(omega: f64, balance: bool) -> Acceleration {
+    fn accel(omega: f64, balance: bool, extrapolate: bool) -> Acceleration {
         Acceleration {
             omega: Relaxation::new(omega),
             balance,
+            extrapolate,
         }
     }
 
     /// Every combination the tests try: plain Gauss-Seidel, relaxations,
-    /// balancing, and both.
-    const ACCELERATIONS: [(f64, bool); 7] = [
-        (1.0, false),
-        (1.1, false),
-        (1.2, false),
-        (1.5, false),
-        (1.9, false),
-        (1.0, true),
-        (1.2, true),
+    /// balancing, extrapolation, and together.
+    const ACCELERATIONS: [(f64, bool, bool); 10] = [
+        (1.0, false, false),
+        (1.1, false, false),
+        (1.2, false, false),
+        (1.5, false, false),
+        (1.9, false, false),
+        (1.0, true, false),
+        (1.2, true, false),
+        (1.0, false, true),
+        (1.0, true, true),
+        (1.2, true, true),
     ];
 
     /// Solves cold.
@@ -488,9 +713,10 @@ mod tests {
         let want = power(&out, &trusted, 0.85);
         // One host, a host per page, and two hosts.
         for host in [[0u64; 5], [0, 1, 2, 3, 4], [0, 0, 1, 1, 1]] {
-            for (omega, balance) in ACCELERATIONS {
-                let s = solve(&out, &host, &trusted, accel(omega, balance), 1e-13);
-                let context = format!("{host:?}, {omega}, {balance}");
+            for (omega, balance, extrapolate) in ACCELERATIONS {
+                let with = accel(omega, balance, extrapolate);
+                let s = solve(&out, &host, &trusted, with, 1e-13);
+                let context = format!("{host:?}, {with:?}");
                 assert_close(&s, &want, 1e-11, &context);
                 let total: f64 = s.ranks.iter().map(|r| to_f64(*r)).sum();
                 assert!((total - 1.0).abs() < 1e-11, "{total}");
@@ -531,10 +757,11 @@ mod tests {
                 .collect();
             let trusted: Vec<bool> = (0..n).map(|u| u == 0 || next(3) == 0).collect();
             let want = power(&out, &trusted, 0.85);
-            for (omega, balance) in ACCELERATIONS {
-                let s = solve(&out, &host, &trusted, accel(omega, balance), 1e-13);
+            for (omega, balance, extrapolate) in ACCELERATIONS {
+                let with = accel(omega, balance, extrapolate);
+                let s = solve(&out, &host, &trusted, with, 1e-13);
                 fell_back += usize::from(!s.acceleration_held);
-                let context = format!("case {case}, {omega}, {balance}");
+                let context = format!("case {case}, {with:?}");
                 assert!(s.change < tolerance_units(1e-13), "{context}: stopped");
                 assert_close(&s, &want, 1e-11, &context);
             }
@@ -561,8 +788,18 @@ mod tests {
         let d = Damping::new(0.85);
         let tol = tolerance_units(1e-9);
         let host: Vec<u64> = (0..u64::from(n)).map(|u| u / 20).collect();
-        let solve =
-            |start| solve_local(&out, &host, &trusted, d, accel(1.0, true), tol, 1000, start);
+        let solve = |start| {
+            solve_local(
+                &out,
+                &host,
+                &trusted,
+                d,
+                accel(1.0, true, true),
+                tol,
+                1000,
+                start,
+            )
+        };
         let cold = solve(trust_start(&trusted));
         let warm = solve(cold.ranks.clone());
         assert!(
@@ -604,7 +841,7 @@ mod tests {
         let trusted: Vec<bool> = (0..n).map(|u| u % size == 0).collect();
         let want = power(&out, &trusted, 0.85);
         let plain = solve(&out, &host, &trusted, Acceleration::NONE, 1e-12);
-        let balanced = solve(&out, &host, &trusted, accel(1.0, true), 1e-12);
+        let balanced = solve(&out, &host, &trusted, accel(1.0, true, false), 1e-12);
         assert_close(&plain, &want, 1e-10, "plain");
         assert_close(&balanced, &want, 1e-10, "balanced");
         assert!(balanced.acceleration_held);
@@ -614,5 +851,158 @@ mod tests {
             balanced.iterations,
             plain.iterations
         );
+        let extrapolated = solve(&out, &host, &trusted, accel(1.0, true, true), 1e-12);
+        assert_close(&extrapolated, &want, 1e-10, "extrapolated");
+        assert!(extrapolated.acceleration_held);
+        assert!(
+            extrapolated.iterations < balanced.iterations,
+            "{} vs {}",
+            extrapolated.iterations,
+            balanced.iterations
+        );
+    }
+
+    /// A cycle of four steps: keep two iterates, add up the Gram sums at the
+    /// third, combine at the fourth, unless the step is predicted to be the
+    /// last; nothing without the option or once a step failed the
+    /// acceleration.
+    #[test]
+    fn extrapolation_runs_in_cycles_of_four_steps() {
+        let d = Damping::new(0.85);
+        let mut a = Accelerated::new(accel(1.0, true, true));
+        let u = 1u128 << 50;
+        // The Gram sums of two modes, 0.4 and 0.3, in four iterates.
+        let gram = two_mode_gram(Gram::shift_for(u));
+        let w = gram.weights().expect("two modes fit");
+        let mut steps = Vec::new();
+        for k in 0..8 {
+            let step = a.extrapolation_step(1);
+            if let Extrapolate::Gram(_) = step {
+                a.receive_gram(gram);
+            }
+            steps.push(step);
+            a.record(d, u >> k);
+        }
+        assert_eq!(
+            steps,
+            [
+                Extrapolate::Keep(0),
+                Extrapolate::Keep(1),
+                Extrapolate::Gram(Gram::shift_for(u)),
+                Extrapolate::Combine(w),
+                Extrapolate::Keep(0),
+                Extrapolate::Keep(1),
+                Extrapolate::Gram(Gram::shift_for(u >> 4)),
+                Extrapolate::Combine(w),
+            ]
+        );
+        // Predicted to be the last step: the change shrinks by half, to
+        // below the tolerance.
+        let mut a = Accelerated::new(accel(1.0, true, true));
+        for k in 0..3 {
+            if let Extrapolate::Gram(_) = a.extrapolation_step(1) {
+                a.receive_gram(gram);
+            }
+            a.record(d, u >> k);
+        }
+        assert_eq!(a.extrapolation_step((u >> 3) + 1), Extrapolate::Nothing);
+        assert_eq!(a.extrapolation_step(1), Extrapolate::Keep(0));
+        // Off without the option, and once a step has failed the acceleration.
+        let mut off = Accelerated::new(accel(1.0, true, false));
+        let mut failed = Accelerated::new(accel(1.0, true, true));
+        for k in 0..3 {
+            off.record(d, u >> k);
+            failed.record(d, u >> k);
+        }
+        assert_eq!(off.extrapolation_step(1), Extrapolate::Nothing);
+        failed.record(d, u);
+        assert!(!failed.held());
+        assert_eq!(failed.extrapolation_step(1), Extrapolate::Nothing);
+    }
+
+    /// Iterates `x_j = x* + 0.4^j e + 0.3^j s f` of 64 nodes, with `x*` and
+    /// the modes `e, f` from a fixed generator: two modes, or one for `s = 0`.
+    fn iterate(j: i32, s: f64) -> (Vec<u64>, Vec<u64>) {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 2001) as f64 / 1000.0 - 1.0
+        };
+        let unit = (1u64 << 44) as f64;
+        let mut fixed = Vec::new();
+        let mut x = Vec::new();
+        for _ in 0..64 {
+            let (e, f) = (next(), next());
+            let star = (1u64 << 50) + (next().abs() * unit) as u64;
+            fixed.push(star);
+            let error = 0.4f64.powi(j) * e + 0.3f64.powi(j) * s * f;
+            x.push((star as f64 + unit * error) as u64);
+        }
+        (fixed, x)
+    }
+
+    /// The Gram sums of `x_0..x_3`, adding the nodes in either order.
+    fn gram_of(s: f64, shift: u32, reverse: bool) -> Gram {
+        let xs: Vec<Vec<u64>> = (0..4).map(|j| iterate(j, s).1).collect();
+        let mut gram = Gram::default();
+        let mut nodes: Vec<usize> = (0..64).collect();
+        if reverse {
+            nodes.reverse();
+        }
+        for i in nodes {
+            let mut part = Gram::default();
+            part.add(shift, [0, 1, 2, 3].map(|j| &xs[j][i..i + 1]));
+            gram.merge(&part);
+        }
+        gram
+    }
+
+    fn two_mode_gram(shift: u32) -> Gram {
+        gram_of(1.0, shift, false)
+    }
+
+    /// The weights fitted to `x_0..x_3` remove two modes of the error from
+    /// `x_2, x_3, x_4`, or one when there is one (where the first two
+    /// differences point the same way); a Gram sum is the same whichever
+    /// order its nodes are added in.
+    #[test]
+    fn extrapolation_removes_the_modes() {
+        for s in [1.0, 0.0] {
+            let (fixed, x4) = iterate(4, s);
+            let (x2, x3) = (iterate(2, s).1, iterate(3, s).1);
+            let error = |x: &[u64]| -> f64 {
+                x.iter()
+                    .zip(&fixed)
+                    .map(|(a, b)| (*a as f64 - *b as f64).abs())
+                    .sum()
+            };
+            let shift = Gram::shift_for(1 << 50);
+            let gram = gram_of(s, shift, false);
+            assert_eq!(gram, gram_of(s, shift, true));
+            let w = gram.weights().unwrap();
+            assert_eq!(w.0.iter().sum::<i64>(), 1 << 32);
+            let combined: Vec<u64> = (0..64).map(|i| w.apply(x2[i], x3[i], x4[i])).collect();
+            assert!(
+                error(&combined) < 1e-4 * error(&x4),
+                "{s}: {} of {}",
+                error(&combined),
+                error(&x4)
+            );
+        }
+        // Differences that do not shrink by a few steady ratios (independent
+        // random iterates) fit badly.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % (1 << 20)
+        };
+        let noise: Vec<Vec<u64>> = (0..4).map(|_| (0..32).map(|_| next()).collect()).collect();
+        let mut gram = Gram::default();
+        gram.add(0, [0, 1, 2, 3].map(|j| noise[j].as_slice()));
+        assert_eq!(gram.weights(), None);
     }
 }

@@ -33,8 +33,8 @@ use timely::dataflow::Stream;
 use timely::order::Product;
 
 use crate::algo::pagerank::{
-    is_main_page, tolerance_units, trust_share, Accelerated, Acceleration, Damping, HostMass,
-    LinkFactor, Relaxation, ONE,
+    is_main_page, tolerance_units, trust_share, Accelerated, Acceleration, Damping, Extrapolate,
+    Gram, HostMass, LinkFactor, Relaxation, ONE,
 };
 use crate::algo::url_order::LocalOrder;
 use crate::dataflow::rankmass::{GraphPart, NodesPart, Orders, Placed};
@@ -164,6 +164,10 @@ pub struct Sums {
     pub dangling: [u128; 2],
     /// The last step's L1 change, per vector.
     pub change: [u128; 2],
+    /// Per vector, the Gram sums of an extrapolation's differences (see
+    /// `algo::pagerank::Accelerated::extrapolation_step`), when the last step
+    /// added them up.
+    pub gram: [Gram; 2],
     /// Nodes listed in `trust.parquet`, and the sum of their weights.
     pub listed: u64,
     pub listed_weight: u128,
@@ -184,6 +188,7 @@ impl Sums {
         for v in 0..2 {
             self.dangling[v] += o.dangling[v];
             self.change[v] += o.change[v];
+            self.gram[v].merge(&o.gram[v]);
         }
         self.pushed += o.pushed;
         self.listed += o.listed;
@@ -619,6 +624,10 @@ struct Solver {
     shares: [Vec<u64>; 2],
     next: Vec<u64>,
     active: [bool; 2],
+    /// Per vector, the iterates extrapolation keeps, and the Gram sums of
+    /// this worker's nodes when the step adds them up.
+    kept: [[Vec<u64>; 2]; 2],
+    gram: [Gram; 2],
     /// Per vector, the rank of the nodes without outlinks, as of its last
     /// sweep.
     dangling: [u128; 2],
@@ -744,10 +753,12 @@ impl Solver {
                 }));
             }
         }
+        let gram = std::mem::take(&mut self.gram);
         self.broadcast(
             Sums {
                 dangling: self.dangling,
                 change,
+                gram,
                 ..Sums::default()
             },
             out,
@@ -759,8 +770,12 @@ impl Solver {
     /// the jump and its host's shares as the sweep leaves them, becomes its
     /// new rank, and updates its own share. When balancing, each host's ranks
     /// are then scaled to its mass balance (see `algo::pagerank::HostMass`).
-    /// Returns the L1 change, and keeps the new dangling rank.
-    fn sweep(&mut self, v: usize, jump: u128) -> u128 {
+    /// With extrapolation, the same pass adds up this worker's Gram sums or
+    /// combines the iterates (`step`; see
+    /// `algo::pagerank::Accelerated::extrapolation_step`) while each host's
+    /// nodes are in cache. Returns the L1 change of the sweep (before any
+    /// combining), and keeps the new dangling rank.
+    fn sweep(&mut self, v: usize, jump: u128, step: Extrapolate) -> u128 {
         let split = &self.split;
         let total = self.trust_total;
         let next = self.next.as_mut_slice();
@@ -781,6 +796,8 @@ impl Solver {
         let listed = split.within_out.len();
         let mut change = 0u128;
         let mut dangling = 0u128;
+        let kept = &self.kept[v];
+        let mut gram = Gram::default();
         for run in split.blocks.windows(2) {
             let run = run[0] as usize..run[1] as usize;
             let mut host = HostMass::default();
@@ -804,7 +821,7 @@ impl Solver {
             };
             // The change and the dangling rank, after the scale if any (in
             // the same pass: the host's pages are still in cache).
-            for i in run {
+            for i in run.clone() {
                 if let Some(f) = scale {
                     next[i] = f.apply(next[i]);
                     shares[i] = f.apply(shares[i]);
@@ -814,9 +831,48 @@ impl Solver {
                     dangling += u128::from(next[i]);
                 }
             }
+            // Loops of their own, so that the plain steps' stays as it was.
+            match step {
+                Extrapolate::Gram(shift) => {
+                    let r = run;
+                    gram.add(
+                        shift,
+                        [
+                            &kept[0][r.clone()],
+                            &kept[1][r.clone()],
+                            &x[r.clone()],
+                            &next[r],
+                        ],
+                    );
+                }
+                Extrapolate::Combine(w) => {
+                    for i in run {
+                        let swept = next[i];
+                        next[i] = w.apply(kept[0][i], x[i], swept);
+                        shares[i] = factor[i].share(next[i]);
+                        if factor[i].is_dangling() {
+                            dangling = dangling - u128::from(swept) + u128::from(next[i]);
+                        }
+                    }
+                }
+                Extrapolate::Nothing | Extrapolate::Keep(_) => {}
+            }
         }
         self.dangling[v] = dangling;
+        self.gram[v] = gram;
         change
+    }
+
+    /// Keeps the iterate before vector `v`'s step (in `next` once the step's
+    /// vector is `x[v]`) where extrapolation wants it. The buffers rotate:
+    /// `next` takes the kept slot's old one, which the step's messages refill
+    /// as `local` before any use.
+    fn keep(&mut self, v: usize, step: Extrapolate) {
+        match step {
+            Extrapolate::Keep(i) => std::mem::swap(&mut self.next, &mut self.kept[v][i]),
+            Extrapolate::Gram(_) => std::mem::swap(&mut self.next, &mut self.kept[v][0]),
+            Extrapolate::Nothing | Extrapolate::Combine(_) => {}
+        }
     }
 
     /// The snapshot's rows, and the vector kept for the next snapshot.
@@ -859,6 +915,7 @@ impl Solver {
         }
         self.row_urls = kept;
         self.x[1].clear();
+        self.kept = Default::default();
         out.extend(
             hosts
                 .into_iter()
@@ -979,6 +1036,7 @@ pub fn pagerank<'s>(
                     acceleration: Acceleration {
                         omega: Relaxation::new(params.relaxation),
                         balance: params.host_balance,
+                        extrapolate: params.extrapolation,
                     },
                     accelerated: [Accelerated::new(Acceleration::NONE); 2],
                     warm_start: params.warm_start,
@@ -991,6 +1049,8 @@ pub fn pagerank<'s>(
                     shares: [Vec::new(), Vec::new()],
                     next: Vec::new(),
                     active: [false; 2],
+                    kept: Default::default(),
+                    gram: Default::default(),
                     dangling: [0; 2],
                     prior: Vec::new(),
                     iterations: [0; 2],
@@ -1250,6 +1310,7 @@ pub fn pagerank<'s>(
                                     for v in 0..2 {
                                         if solver.active[v] {
                                             solver.change[v] = sums.change[v];
+                                            solver.accelerated[v].receive_gram(sums.gram[v]);
                                             solver.accelerated[v].record(solver.d, sums.change[v]);
                                             if sums.change[v] < solver.tol
                                                 || solver.iterations[v] >= solver.max_iterations
@@ -1297,8 +1358,10 @@ pub fn pagerank<'s>(
                                             }
                                         }
                                         let jump = solver.d.jump(sums.dangling[v]);
-                                        change[v] = solver.sweep(v, jump);
+                                        let step = solver.accelerated[v].extrapolation_step(solver.tol);
+                                        change[v] = solver.sweep(v, jump, step);
                                         std::mem::swap(&mut solver.x[v], &mut solver.next);
+                                        solver.keep(v, step);
                                         solver.iterations[v] += 1;
                                     }
                                     solver.send_step(change, &mut emitted);
