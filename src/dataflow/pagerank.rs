@@ -831,7 +831,8 @@ impl Solver {
                     dangling += u128::from(next[i]);
                 }
             }
-            // Loops of their own, so that the plain steps' stays as it was.
+            // Extrapolation's work in loops of its own, so that the loop above,
+            // which every step runs, stays as tight as before.
             match step {
                 Extrapolate::Gram(shift) => {
                     let r = run;
