@@ -872,7 +872,7 @@ mod tests {
         let mut a = Accelerated::new(accel(1.0, true, true));
         let u = 1u128 << 50;
         // The Gram sums of two modes, 0.4 and 0.3, in four iterates.
-        let gram = two_mode_gram(Gram::shift_for(u));
+        let gram = gram_of(1.0, Gram::shift_for(u), false);
         let w = gram.weights().expect("two modes fit");
         let mut steps = Vec::new();
         for k in 0..8 {
@@ -957,10 +957,6 @@ mod tests {
             gram.merge(&part);
         }
         gram
-    }
-
-    fn two_mode_gram(shift: u32) -> Gram {
-        gram_of(1.0, shift, false)
     }
 
     /// The weights fitted to `x_0..x_3` remove two modes of the error from

@@ -147,6 +147,11 @@ impl Msg {
     }
 }
 
+/// One message to every worker.
+pub(crate) fn broadcast(peers: usize, out: &mut Vec<Out>, msg: impl Fn(u64) -> Msg) {
+    out.extend((0..peers as u64).map(|to| Out::Msg(msg(to))));
+}
+
 /// Numbers every worker adds up; integers, so the order does not matter.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Sums {
@@ -677,12 +682,10 @@ impl Solver {
     }
 
     fn broadcast(&self, sums: Sums, out: &mut Vec<Out>) {
-        for w in 0..self.peers {
-            out.push(Out::Msg(Msg::Sums {
-                to: w as u64,
-                sums: Box::new(sums),
-            }));
-        }
+        broadcast(self.peers, out, |to| Msg::Sums {
+            to,
+            sums: Box::new(sums),
+        });
     }
 
     /// The vectors still iterating.
@@ -835,16 +838,8 @@ impl Solver {
             // which every step runs, stays as tight as before.
             match step {
                 Extrapolate::Gram(shift) => {
-                    let r = run;
-                    gram.add(
-                        shift,
-                        [
-                            &kept[0][r.clone()],
-                            &kept[1][r.clone()],
-                            &x[r.clone()],
-                            &next[r],
-                        ],
-                    );
+                    let iterates = [&kept[0][..], &kept[1][..], x, next];
+                    gram.add(shift, iterates.map(|v| &v[run.clone()]));
                 }
                 Extrapolate::Combine(w) => {
                     for i in run {

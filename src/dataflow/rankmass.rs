@@ -39,7 +39,7 @@ use crate::algo::rankmass::{
     curve, downloads_to_actual, downloads_to_guarantee, level_units, single_page, start_mass,
     target_units, Download,
 };
-use crate::dataflow::pagerank::{Msg, Out, Part, Sums};
+use crate::dataflow::pagerank::{broadcast, Msg, Out, Part, Sums};
 use crate::ingest::UrlText;
 use crate::job::RankmassParams;
 use crate::output::rankmass::{
@@ -926,11 +926,6 @@ impl Orders {
             }
         }
     }
-}
-
-/// One message to every worker.
-fn broadcast(peers: usize, out: &mut Vec<Out>, msg: impl Fn(u64) -> Msg) {
-    out.extend((0..peers as u64).map(|to| Out::Msg(msg(to))));
 }
 
 /// The byte of `rm` at bit `shift`.
