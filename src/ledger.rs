@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::algo::change::DomainClass;
 use crate::algo::pagerank::is_main_page;
-use crate::change_book::{ChangeBook, ChangeKey};
+use crate::change_book::{BookRow, ChangeBook, ChangeKey};
 use crate::dataflow::echo::{EchoMsg, SourceObs};
 use crate::id_map::IdMap;
 use crate::ingest::{ClickObs, LinkObs, Mention, OddRows, PageObs, Record, UrlText};
@@ -123,8 +123,8 @@ pub enum LedgerOut {
     GroupChange(Box<GroupChangeRow>),
     /// Change: a page of the snapshot's revisit plan.
     PlanPage(PlanInput),
-    /// RankMass: a node of the snapshot's graph (a per-snapshot message).
-    RankNode(RankNode),
+    /// RankMass: a chunk of the snapshot's graph (a per-snapshot message).
+    RankNodes(Box<RankNodes>),
     /// RankMass: a page's rank in the last snapshot of the previous run, at the
     /// restore epoch (fixed point, see `algo::pagerank`).
     RankPrev(HostId, PageId, u64),
@@ -136,16 +136,58 @@ pub enum LedgerOut {
     Echo(EchoMsg),
 }
 
-/// RankMass: a node of a snapshot's graph on the worker of its host, with its
-/// distinct outlinks other than to itself, as `(destination, its host)`. Its
-/// URL stays in the ledger ([`Ledger::url_of`]), which the PageRank stage on
-/// the same worker reads: a copy of every node's URL in flight was 150 MB on
-/// bench.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct RankNode {
-    pub page: PageId,
-    pub host: HostId,
-    pub out: Vec<(PageId, HostId)>,
+/// RankMass: nodes of a snapshot's graph on the worker of their hosts, each
+/// with its distinct outlinks other than to itself, as `(destination, its
+/// host)`. Their URLs stay in the ledger ([`Ledger::url_of`]), which the
+/// PageRank stage on the same worker reads: a copy of every node's URL in
+/// flight was 150 MB on bench.
+///
+/// Nodes travel in chunks, as arrays: a record per node with a vector of its
+/// own, at its place in the ledger's output and in the PageRank stage's
+/// stash, was 350 MB on bench snapshot 9 with 1 worker, the largest part of
+/// the run's peak while the ledger folded the snapshot.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RankNodes {
+    pub pages: Vec<PageId>,
+    pub hosts: Vec<HostId>,
+    /// Node `i`'s outlinks are `out[offsets[i]..offsets[i + 1]]`.
+    offsets: Vec<u32>,
+    out: Vec<(PageId, HostId)>,
+}
+
+impl RankNodes {
+    /// Nodes per chunk: a few megabytes each on a web graph.
+    const CHUNK: usize = 1 << 16;
+
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    /// Node `i`'s outlinks.
+    pub fn outlinks(&self, i: usize) -> &[(PageId, HostId)] {
+        &self.out[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    /// Adds a node whose outlinks were pushed to `out` since the last node.
+    fn close_node(&mut self, page: PageId, host: HostId) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        self.pages.push(page);
+        self.hosts.push(host);
+        let end = u32::try_from(self.out.len()).expect("a chunk has under 2^32 links");
+        self.offsets.push(end);
+    }
+
+    /// The outlinks pushed since the last node.
+    fn open_outlinks(&self) -> &[(PageId, HostId)] {
+        let start = self.offsets.last().map_or(0, |&o| o as usize);
+        &self.out[start..]
+    }
 }
 
 /// The records of one epoch on one worker, sorted by kind as they arrive, so a
@@ -636,23 +678,20 @@ impl Ledger {
         self.emit_discovery(t, true, out);
         if let Some(book) = self.change.as_mut() {
             let hosts = &self.hosts;
-            let b = book.finish(&self.pages, &self.alive, &|h| hosts[&h].name.clone());
+            let names = |h| hosts[&h].name.clone();
+            let counts = book.finish(&self.pages, &self.alive, &names, &mut |row| {
+                let row = match row {
+                    BookRow::Page(r) => LedgerOut::PageChange(Box::new(r)),
+                    BookRow::Group(r) => LedgerOut::GroupChange(Box::new(r)),
+                    BookRow::Plan(p) => LedgerOut::PlanPage(p),
+                };
+                out.push((row, 1));
+            });
             out.extend(
-                b.counts
+                counts
                     .into_iter()
                     .map(|(k, c)| (LedgerOut::ChangeCount(k), c)),
             );
-            out.extend(
-                b.pages
-                    .into_iter()
-                    .map(|r| (LedgerOut::PageChange(Box::new(r)), 1)),
-            );
-            out.extend(
-                b.groups
-                    .into_iter()
-                    .map(|r| (LedgerOut::GroupChange(Box::new(r)), 1)),
-            );
-            out.extend(b.plan.into_iter().map(|p| (LedgerOut::PlanPage(p), 1)));
         }
         if self.rank {
             self.emit_rank_nodes(out);
@@ -769,26 +808,28 @@ impl Ledger {
         ids.dedup();
         let mut nodes = Vec::with_capacity(self.known.len() + ids.len());
         merge_union(&self.known, &ids, &mut nodes);
+        drop(ids);
         let mut links = self.links.iter().peekable();
+        let mut chunk = RankNodes::default();
         for id in nodes {
-            let mut outs = Vec::new();
             while let Some(l) = links.next_if(|l| l.src <= id) {
                 if l.src == id
                     && l.dst != id
-                    && outs.last().map(|o: &(PageId, HostId)| o.0) != Some(l.dst)
+                    && chunk.open_outlinks().last().map(|o| o.0) != Some(l.dst)
                 {
-                    outs.push((l.dst, l.dst_host));
+                    chunk.out.push((l.dst, l.dst_host));
                 }
             }
-            let st = &self.pages[&id];
-            out.push((
-                LedgerOut::RankNode(RankNode {
-                    page: id,
-                    host: st.host,
-                    out: outs,
-                }),
-                1,
-            ));
+            chunk.close_node(id, self.pages[&id].host);
+            if chunk.len() == RankNodes::CHUNK {
+                out.push((
+                    LedgerOut::RankNodes(Box::new(std::mem::take(&mut chunk))),
+                    1,
+                ));
+            }
+        }
+        if !chunk.is_empty() {
+            out.push((LedgerOut::RankNodes(Box::new(chunk)), 1));
         }
     }
 

@@ -243,7 +243,7 @@ pub fn build<'s>(
             LedgerOut::PageChange(_) => 1,
             LedgerOut::GroupChange(_) => 2,
             LedgerOut::PlanPage(_) => 3,
-            LedgerOut::RankNode(_) | LedgerOut::RankPrev(..) => 4,
+            LedgerOut::RankNodes(_) | LedgerOut::RankPrev(..) => 4,
             LedgerOut::Echo(_) => 5,
             LedgerOut::StartEdge(_) | LedgerOut::NewEdge(_) | LedgerOut::Restored(_) => 6,
             _ => 0,
@@ -267,7 +267,9 @@ pub fn build<'s>(
     let mut plan = plan;
     if analyses.contains(&Analysis::Rankmass) {
         let ranks = pagerank::pagerank(rank_nodes, ctx);
-        done.push(sink::write_snapshot_rows(ranks.rows, ctx));
+        // A worker's `pagerank` rows come in its nodes' order (by host), a
+        // batch at a time, and are written as they come.
+        done.push(sink::write_ordered_snapshot_rows(ranks.rows, ctx));
         done.push(sink::write_snapshot_rows(ranks.runs, ctx));
         done.push(sink::write_snapshot_rows(ranks.hosts, ctx));
         // Worker 0 numbers each ordering and emits its rows in rank order.

@@ -43,7 +43,7 @@ use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::{TrustWeights, UrlText};
 use crate::job::Analysis;
-use crate::ledger::{Ledger, LedgerOut, RankNode};
+use crate::ledger::{Ledger, LedgerOut, RankNodes};
 use crate::model::{HostId, PageId, Seq};
 use crate::output::rankmass::{
     HostRankRow, OrderingKey, PageRankRow, PageRankRunRow, RankmassCurveRow, RankmassOrderRow,
@@ -241,7 +241,6 @@ impl Out {
 pub struct Part {
     pub pages: Vec<PageId>,
     hosts: Vec<HostId>,
-    pub urls: Vec<UrlText>,
     index: FastMap<PageId, u32>,
     /// Outlinks as a CSR over the nodes the ledger listed (nodes added later have
     /// none): each edge names a slot, a distinct destination. Slots are ordered by
@@ -269,17 +268,26 @@ pub struct Part {
 
 impl Part {
     fn build(
-        mut nodes: Vec<RankNode>,
+        chunks: Vec<RankNodes>,
         ledger: &Ledger,
         placement: &Placement,
         file: Option<&TrustWeights>,
     ) -> Part {
         let peers = placement.peers;
+        // Each node as `(host, page, chunk, index there)`, so that sorting
+        // moves 24 bytes per node and leaves the outlinks where they arrived.
         // A host's pages side by side, and the slots in the order the edges first
         // name them: most links stay within their host, so a step's scatter into
         // the slots and the owner's into its nodes stay within a small window of
         // memory rather than jumping across all of it.
-        nodes.sort_unstable_by_key(|n| (n.host, n.page));
+        type Node = (HostId, PageId, u32, u32);
+        let mut nodes: Vec<Node> = Vec::with_capacity(chunks.iter().map(RankNodes::len).sum());
+        for (c, chunk) in chunks.iter().enumerate() {
+            let ids = chunk.hosts.iter().zip(&chunk.pages).enumerate();
+            nodes.extend(ids.map(|(j, (&h, &pg))| (h, pg, c as u32, j as u32)));
+        }
+        nodes.sort_unstable();
+        let outlinks = |&(_, _, c, j): &Node| chunks[c as usize].outlinks(j as usize);
         let mut p = Part::default();
         let mut slot_of: FastMap<PageId, u32> = FastMap::default();
         // Per slot, its edges from pages of its own host.
@@ -288,7 +296,7 @@ impl Part {
         let mut targets: Vec<u32> = Vec::new();
         offsets.push(0);
         for n in &nodes {
-            for (dst, host) in &n.out {
+            for (dst, host) in outlinks(n) {
                 let next = p.slots.len() as u32;
                 let s = *slot_of.entry(*dst).or_insert_with(|| {
                     p.slots.push((*dst, *host));
@@ -296,10 +304,11 @@ impl Part {
                     next
                 });
                 targets.push(s);
-                within[s as usize] += u32::from(*host == n.host);
+                within[s as usize] += u32::from(*host == n.0);
             }
             offsets.push(targets.len() as u32);
         }
+        drop(chunks);
         // Within each host, the pages its other pages link to most come first
         // (ties by page): the sweep visits a host's pages in this order
         // (Gauss-Seidel), so the hubs' new ranks reach the pages after them
@@ -307,27 +316,26 @@ impl Part {
         // so the loop over each page's in-links ends where the branch predictor
         // expects. On bench snapshot 9 this took a warm solve from 23 steps to
         // 22 and each step from 55 to 38 ms (BENCHMARKS.md, session 21).
-        let in_host = |n: &RankNode| slot_of.get(&n.page).map_or(0, |&s| within[s as usize]);
+        let in_host = |n: &Node| slot_of.get(&n.1).map_or(0, |&s| within[s as usize]);
         let mut sweep_order: Vec<(HostId, std::cmp::Reverse<u32>, u32)> = nodes
             .iter()
             .enumerate()
-            .map(|(i, n)| (n.host, std::cmp::Reverse(in_host(n)), i as u32))
+            .map(|(i, n)| (n.0, std::cmp::Reverse(in_host(n)), i as u32))
             .collect();
         sweep_order.sort_unstable();
         p.offsets.reserve_exact(nodes.len() + 1);
         p.targets.reserve_exact(targets.len());
         p.offsets.push(0);
         for &(_, _, i) in &sweep_order {
-            let n = &nodes[i as usize];
+            let (host, page, ..) = nodes[i as usize];
             let i = i as usize;
             p.targets
                 .extend_from_slice(&targets[offsets[i] as usize..offsets[i + 1] as usize]);
             p.offsets.push(p.targets.len() as u32);
             let url = ledger
-                .url_of(n.page)
-                .expect("the ledger knows the nodes it lists")
-                .clone();
-            p.add(n.page, n.host, url, file);
+                .url_of(page)
+                .expect("the ledger knows the nodes it lists");
+            p.add(page, host, is_main_page(&url.url), file);
         }
         drop((targets, offsets, nodes));
         // Order the slots by owner, then first use, and renumber the edges.
@@ -376,22 +384,15 @@ impl Part {
         }
     }
 
-    fn add(
-        &mut self,
-        page: PageId,
-        host: HostId,
-        url: UrlText,
-        file: Option<&TrustWeights>,
-    ) -> u32 {
+    fn add(&mut self, page: PageId, host: HostId, main: bool, file: Option<&TrustWeights>) -> u32 {
         let i = self.pages.len() as u32;
         self.index.insert(page, i);
         self.pages.push(page);
         self.hosts.push(host);
-        self.main.push(is_main_page(&url.url));
+        self.main.push(main);
         self.listed
             .push(file.and_then(|f| f.get(&page).copied()).unwrap_or(0));
         self.trust.push(0);
-        self.urls.push(url);
         self.in_links.push(0);
         i
     }
@@ -425,6 +426,17 @@ impl Part {
             .map(|&k| self.slots[own.start + k as usize])
             .collect();
         self.slots[own].copy_from_slice(&slots);
+    }
+
+    /// Node `i`'s URL. The part holds none of its own: the ledger of this
+    /// worker knows every node's (the listed ones are its pages, and a link
+    /// target becomes a node only where its host's ledger is), and a URL never
+    /// changes once known, so a copy per node (80 MB on bench snapshot 9) would
+    /// only repeat it.
+    pub fn url<'l>(&self, ledger: &'l Ledger, i: usize) -> &'l UrlText {
+        ledger
+            .url_of(self.pages[i])
+            .expect("the ledger knows every node of its worker's part")
     }
 
     pub fn out_degree(&self, i: usize) -> u32 {
@@ -661,23 +673,52 @@ struct Solver {
     /// With the orderings, this worker's URLs in order until the other
     /// workers' prefixes arrive (see `Part::url_rank`).
     url_order: LocalOrder,
-    /// The finished snapshot's URLs, while its `rankmass_order` rows are
-    /// still being made (the part's own go to its `pagerank` rows).
-    row_urls: Vec<UrlText>,
+    /// The finished snapshot and its next node whose `pagerank` row (and
+    /// revisit weight) is still to make, while any is.
+    rows_next: Option<(Seq, usize)>,
 }
 
 impl Solver {
-    /// Up to `max` of the orderings' rows, with the URLs of the snapshot they
-    /// are of: its part's while it is under way, the kept ones after.
-    fn take_rows(&mut self, max: usize, out: &mut Vec<Out>) {
-        let urls = if self.row_urls.is_empty() {
-            &self.part.urls
-        } else {
-            &self.row_urls
-        };
-        self.orders.take_rows(urls, max, out);
-        if !self.orders.has_rows() {
-            self.row_urls = Vec::new();
+    /// Whether the finished snapshot has rows still to hand on.
+    fn has_rows(&self) -> bool {
+        self.rows_next.is_some() || self.orders.has_rows()
+    }
+
+    /// Up to `max` of the finished snapshot's rows: first its `pagerank` rows
+    /// and revisit weights, in node order, then the orderings' rows. They are
+    /// made a batch at a time from the part and the ledger's URLs, so that the
+    /// writers take each batch before the next is made: made at once, they
+    /// were the peak of a run's memory (600 MB on bench snapshot 9 with 1
+    /// worker, in `Out` records, their strings and the writer's sorted copy).
+    /// Once all are handed on, the part and the ranks are let go.
+    fn take_rows(&mut self, ledger: &Ledger, max: usize, out: &mut Vec<Out>) {
+        let p = &self.part;
+        let x = &self.x[0];
+        let mut left = max;
+        if let Some((t, from)) = self.rows_next {
+            let to = p.pages.len().min(from.saturating_add(left));
+            for (i, &rank) in x.iter().enumerate().take(to).skip(from) {
+                if self.weights {
+                    out.push(Out::Weight((p.pages[i], rank, t)));
+                }
+                let url = p.url(ledger, i);
+                out.push(Out::Row(PageRankRow {
+                    url: url.url.clone(),
+                    host: url.host().to_string(),
+                    rank,
+                    in_links: i64::from(p.in_links[i]),
+                    out_links: i64::from(p.out_degree(i)),
+                }));
+            }
+            left -= to - from;
+            self.rows_next = (to < p.pages.len()).then_some((t, to));
+        }
+        if self.rows_next.is_none() {
+            self.orders.take_rows(p, ledger, left, out);
+        }
+        if !self.has_rows() {
+            self.part = Part::default();
+            self.x[0] = Vec::new();
         }
     }
 
@@ -871,52 +912,38 @@ impl Solver {
         }
     }
 
-    /// The snapshot's rows, and the vector kept for the next snapshot.
-    fn finish(&mut self, t: Seq, out: &mut Vec<Out>) {
-        let p = std::mem::take(&mut self.part);
-        let x = std::mem::take(&mut self.x[0]);
+    /// The snapshot's per-host and run rows, and the vector kept for the next
+    /// snapshot; its per-page rows follow in batches ([`Self::take_rows`]).
+    /// The step's buffers are let go.
+    fn finish(&mut self, t: Seq, ledger: &Ledger, out: &mut Vec<Out>) {
+        let p = &self.part;
+        let x = &self.x[0];
         self.prev.clear();
-        // A host's pages are all on its worker: its roll-up is local.
-        let mut hosts: BTreeMap<String, (u128, i64)> = BTreeMap::new();
-        // The orderings' rows still to make need the URLs a while longer.
-        let keep = self.orders.has_rows();
-        let mut kept = Vec::with_capacity(if keep { p.urls.len() } else { 0 });
-        for (i, url) in p.urls.into_iter().enumerate() {
-            self.prev.insert(p.pages[i], (p.hosts[i], x[i]));
-            let h = hosts.entry(url.host().to_string()).or_default();
+        self.prev.reserve(p.pages.len());
+        // A host's pages are all on its worker: its roll-up is local. Per host
+        // its rank, its pages and one of them (for its name).
+        let mut hosts: FastMap<HostId, (u128, i64, usize)> = FastMap::default();
+        for (i, (&page, &host)) in p.pages.iter().zip(&p.hosts).enumerate() {
+            self.prev.insert(page, (host, x[i]));
+            let h = hosts.entry(host).or_insert((0, 0, i));
             h.0 += u128::from(x[i]);
             h.1 += 1;
-            if self.weights {
-                out.push(Out::Weight((p.pages[i], x[i], t)));
-            }
-            let host = url.host().to_string();
-            let text = if keep {
-                let text = url.url.clone();
-                kept.push(url);
-                text
-            } else {
-                url.url
-            };
-            out.push(Out::Row(PageRankRow {
-                url: text,
-                host,
-                rank: x[i],
-                in_links: i64::from(p.in_links[i]),
-                out_links: i64::from(if i + 1 < p.offsets.len() {
-                    p.offsets[i + 1] - p.offsets[i]
-                } else {
-                    0
-                }),
-            }));
         }
-        self.row_urls = kept;
-        self.x[1].clear();
+        out.extend(hosts.into_values().map(|(rank, pages, i)| {
+            Out::Host(HostRankRow {
+                host: p.url(ledger, i).host().to_string(),
+                rank,
+                pages,
+            })
+        }));
+        self.rows_next = (!p.pages.is_empty()).then_some((t, 0));
+        self.x[1] = Vec::new();
         self.kept = Default::default();
-        out.extend(
-            hosts
-                .into_iter()
-                .map(|(host, (rank, pages))| Out::Host(HostRankRow { host, rank, pages })),
-        );
+        self.split = Split::default();
+        self.acc = Default::default();
+        self.local = Default::default();
+        self.shares = Default::default();
+        self.next = Vec::new();
         if self.index == 0 {
             out.push(Out::Run(Box::new(PageRankRunRow {
                 iterations: i64::from(self.iterations[0]),
@@ -1063,7 +1090,7 @@ pub fn pagerank<'s>(
                     single_page_max_edges: params.single_page_max_edges,
                     orders: Orders::new(&params, ctx.index, peers),
                     url_order: LocalOrder::default(),
-                    row_urls: Vec::new(),
+                    rows_next: None,
                 };
                 // Hold nothing before the first snapshot written (the restore epoch
                 // must complete without this operator).
@@ -1079,15 +1106,15 @@ pub fn pagerank<'s>(
                 let mut rows_at: Option<Capability<Time>> = None;
                 let mut next = 0usize;
                 let mut phase = Phase::Nodes;
-                let mut stash: BTreeMap<Seq, Vec<RankNode>> = BTreeMap::new();
+                let mut stash: BTreeMap<Seq, Vec<RankNodes>> = BTreeMap::new();
                 let mut restored: Vec<(PageId, (HostId, u64))> = Vec::new();
                 let mut inbox: BTreeMap<Time, Vec<Msg>> = BTreeMap::new();
                 move |(nodes_in, nodes_frontier), (msgs_in, msgs_frontier), output| {
                     nodes_in.for_each(|_, data| {
                         for (o, t, d) in data.drain(..) {
                             match (o, d > 0) {
-                                (LedgerOut::RankNode(n), true) => {
-                                    stash.entry(t).or_default().push(n)
+                                (LedgerOut::RankNodes(n), true) => {
+                                    stash.entry(t).or_default().push(*n)
                                 }
                                 (LedgerOut::RankPrev(host, page, rank), true) => {
                                     restored.push((page, (host, rank)))
@@ -1104,9 +1131,9 @@ pub fn pagerank<'s>(
                     if let Some(at) = &rows_at {
                         // A batch per activation, so that the writer takes each
                         // before the next is made.
-                        solver.take_rows(ROWS_PER_ACTIVATION, &mut emitted);
+                        solver.take_rows(&ctx.ledger.borrow(), ROWS_PER_ACTIVATION, &mut emitted);
                         output.session(at).give_iterator(emitted.drain(..));
-                        if solver.orders.has_rows() {
+                        if solver.has_rows() {
                             activator.activate();
                         } else {
                             rows_at = None;
@@ -1129,7 +1156,7 @@ pub fn pagerank<'s>(
                             }
                             // The last snapshot's rows go before its URLs do.
                             if let Some(at) = rows_at.take() {
-                                solver.take_rows(usize::MAX, &mut emitted);
+                                solver.take_rows(&ctx.ledger.borrow(), usize::MAX, &mut emitted);
                                 output.session(&at).give_iterator(emitted.drain(..));
                             }
                             // The restore epoch's vector arrives before any snapshot.
@@ -1182,7 +1209,7 @@ pub fn pagerank<'s>(
                                         let i = match solver.part.index.get(&page) {
                                             Some(&i) => i,
                                             None => match ledger.url_of(page) {
-                                                Some(url) => solver.part.add(page, host, url.clone(), solver.trust_file.as_deref()),
+                                                Some(url) => solver.part.add(page, host, is_main_page(&url.url), solver.trust_file.as_deref()),
                                                 None => {
                                                     ctx.log.borrow_mut().error(format!(
                                                         "internal error: a link leads to page {page:?}, which no worker knows"
@@ -1220,7 +1247,9 @@ pub fn pagerank<'s>(
                                 };
                                 solver.broadcast(own, &mut emitted);
                                 if solver.orderings {
-                                    let urls: Vec<&str> = p.urls.iter().map(|u| u.url.as_str()).collect();
+                                    let ledger = ctx.ledger.borrow();
+                                    let urls: Vec<&str> =
+                                        (0..p.pages.len()).map(|i| p.url(&ledger, i).url.as_str()).collect();
                                     let order = LocalOrder::new(&urls);
                                     for w in (0..peers).filter(|&w| w != solver.index) {
                                         emitted.push(Out::Msg(Msg::Prefixes {
@@ -1366,16 +1395,16 @@ pub fn pagerank<'s>(
                                 }
                             }
                         };
-                        // The orderings' rows are made once they all are done,
-                        // so that making and writing one ordering's rows does not
-                        // run inside the next one's rounds and count in its time
-                        // (`rankmass_summary.seconds`).
-                        if finished && solver.orders.has_rows() {
-                            rows_at = Some(r.clone());
-                            activator.activate();
-                        }
                         if finished {
-                            solver.finish(t, &mut emitted);
+                            solver.finish(t, &ctx.ledger.borrow(), &mut emitted);
+                            // The rows are made after the solve and the orderings,
+                            // so that making and writing one ordering's rows does
+                            // not run inside the next one's rounds and count in
+                            // its time (`rankmass_summary.seconds`).
+                            if solver.has_rows() {
+                                rows_at = Some(r.clone());
+                                activator.activate();
+                            }
                             if next + 1 == epochs.len() {
                                 if let Err(e) = solver.persist(&ctx) {
                                     ctx.log.borrow_mut().error(e);

@@ -40,8 +40,8 @@ use crate::algo::rankmass::{
     target_units, Download,
 };
 use crate::dataflow::pagerank::{broadcast, Msg, Out, Part, Sums};
-use crate::ingest::UrlText;
 use crate::job::RankmassParams;
+use crate::ledger::Ledger;
 use crate::output::rankmass::{
     Algorithm, OrderingKey, RankmassCurveRow, RankmassOrderRow, RankmassSummaryRow,
 };
@@ -251,13 +251,13 @@ impl Orders {
     }
 
     /// Up to `max` rows of this worker's pages in the numbered orderings, in
-    /// rank order; `urls` are the URLs of the snapshot's nodes here. The rows
+    /// rank order, with the URLs of `part`'s nodes from the ledger. The rows
     /// are made here, a batch at a time, rather than all at once as worker 0
     /// numbers an ordering: L-Neighbor and the 100% window finish together
     /// with a row per node each, and all of them at once, with a copy of
     /// their URLs, were the largest single allocation of a snapshot
     /// (490 MB on bench snapshot 9, 1 worker).
-    pub fn take_rows(&mut self, urls: &[UrlText], max: usize, out: &mut Vec<Out>) {
+    pub fn take_rows(&mut self, part: &Part, ledger: &Ledger, max: usize, out: &mut Vec<Out>) {
         let mut left = max;
         while left > 0 {
             let Some((key, placed)) = self.pending.front() else {
@@ -268,7 +268,7 @@ impl Orders {
                 out.push(Out::Order(RankmassOrderRow {
                     key: *key,
                     rank: p.rank as i64,
-                    url: urls[p.node as usize].url.clone(),
+                    url: part.url(ledger, p.node as usize).url.clone(),
                     round: i64::from(p.round),
                     bound: p.bound,
                 }));
