@@ -662,7 +662,6 @@ impl ChangeBook {
             };
             emit(BookRow::Plan(PlanInput {
                 page: *id,
-                url: states[id].url.url.clone(),
                 lambda_bits: rate.to_bits(),
                 backoff_bits: backoff.to_bits(),
             }));

@@ -29,7 +29,7 @@ use crate::dataflow::split::split_by_kind;
 use crate::dataflow::WorkerCtx;
 use crate::job::Analysis;
 
-use crate::ledger::LedgerOut;
+use crate::ledger::{Ledger, LedgerOut};
 use crate::model::{PageId, Seq};
 use crate::output::change::{PlanInput, RevisitPlanRow, RevisitSummaryRow};
 
@@ -89,7 +89,13 @@ impl Solver {
     }
 
     /// The plans at the final `μ`: this worker's rows, and its freshness sums.
-    fn finish(&mut self, plan: Option<Final>, totals: &Partial, out: &mut Vec<SolveOut>) -> Msg {
+    fn finish(
+        &mut self,
+        plan: Option<Final>,
+        totals: &Partial,
+        ledger: &Ledger,
+        out: &mut Vec<SolveOut>,
+    ) -> Msg {
         let optimal: Vec<f64> = match plan {
             Some(plan) => self.set.frequencies(&plan),
             None => vec![0.0; self.inputs.len()],
@@ -114,7 +120,11 @@ impl Solver {
                 *s += (p.weight * v * FRESH_SCALE).round() as i128;
             }
             let row = RevisitPlanRow {
-                url: input.url,
+                url: ledger
+                    .url_of(input.page)
+                    .expect("the plan's pages are its worker's ledger's")
+                    .url
+                    .clone(),
                 lambda: p.lambda.to_bits(),
                 weight: p.weight.to_bits(),
                 optimal: f_opt.to_bits(),
@@ -300,7 +310,12 @@ pub fn revisit_plan<'s>(
                                     }
                                     // Nothing changes: no fetch is worth anything.
                                     None => {
-                                        let m = solver.finish(None, &msg.partial, &mut emitted);
+                                        let m = solver.finish(
+                                            None,
+                                            &msg.partial,
+                                            &ctx.ledger.borrow(),
+                                            &mut emitted,
+                                        );
                                         phase = Phase::Final(msg.partial);
                                         Some(m)
                                     }
@@ -318,7 +333,12 @@ pub fn revisit_plan<'s>(
                                     log.revisit_seconds.insert(t, secs);
                                     log.revisit_rounds.insert(t, search.rounds);
                                     drop(log);
-                                    let m = solver.finish(Some(plan), &totals, &mut emitted);
+                                    let m = solver.finish(
+                                        Some(plan),
+                                        &totals,
+                                        &ctx.ledger.borrow(),
+                                        &mut emitted,
+                                    );
                                     phase = Phase::Final(totals);
                                     Some(m)
                                 }

@@ -209,11 +209,13 @@ impl TableRow for FreshnessRow {
     }
 }
 
-/// A page handed to the revisit plan at one snapshot.
+/// A page handed to the revisit plan at one snapshot. Without its URL: the
+/// plan's stage runs on the worker of the page's ledger and reads it there
+/// when it makes the page's row (a copy per alive page waited for PageRank
+/// through the whole snapshot, 100 MB on bench).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct PlanInput {
     pub page: PageId,
-    pub url: String,
     pub lambda_bits: u64,
     pub backoff_bits: u64,
 }
