@@ -202,8 +202,8 @@ impl Sums {
     }
 }
 
-/// The operator's output, one stream per kind. A snapshot's rows are all
-/// held in one batch of these, so the per-page kinds set the size (see the
+/// The operator's output, one stream per kind. A snapshot's per-page rows
+/// pass through batches of these, so the per-page kinds set the size (see the
 /// test below): the few rows of a snapshot's runs, curves and summaries are
 /// boxed, and a page's revisit weight is a plain triple until it leaves.
 pub enum Out {
@@ -1464,8 +1464,8 @@ mod tests {
     use super::*;
 
     /// Every row of a snapshot's tables passes through the operator's output
-    /// as an `Out`, a whole snapshot's of them at a time, so a large variant
-    /// costs its size per row: a `Sums` inline once made each 224 bytes.
+    /// as an `Out`, so a large variant costs its size per row: a `Sums`
+    /// inline once made each 224 bytes.
     #[test]
     fn an_output_record_is_no_larger_than_a_row() {
         let row = std::mem::size_of::<PageRankRow>();
