@@ -146,13 +146,24 @@ pub enum LedgerOut {
 /// own, at its place in the ledger's output and in the PageRank stage's
 /// stash, was 350 MB on bench snapshot 9 with 1 worker, the largest part of
 /// the run's peak while the ledger folded the snapshot.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct RankNodes {
     pub pages: Vec<PageId>,
     pub hosts: Vec<HostId>,
     /// Node `i`'s outlinks are `out[offsets[i]..offsets[i + 1]]`.
     offsets: Vec<u32>,
     out: Vec<(PageId, HostId)>,
+}
+
+impl Default for RankNodes {
+    fn default() -> RankNodes {
+        RankNodes {
+            pages: Vec::new(),
+            hosts: Vec::new(),
+            offsets: vec![0],
+            out: Vec::new(),
+        }
+    }
 }
 
 impl RankNodes {
@@ -174,9 +185,6 @@ impl RankNodes {
 
     /// Adds a node whose outlinks were pushed to `out` since the last node.
     fn close_node(&mut self, page: PageId, host: HostId) {
-        if self.offsets.is_empty() {
-            self.offsets.push(0);
-        }
         self.pages.push(page);
         self.hosts.push(host);
         let end = u32::try_from(self.out.len()).expect("a chunk has under 2^32 links");
@@ -185,8 +193,8 @@ impl RankNodes {
 
     /// The outlinks pushed since the last node.
     fn open_outlinks(&self) -> &[(PageId, HostId)] {
-        let start = self.offsets.last().map_or(0, |&o| o as usize);
-        &self.out[start..]
+        let start = *self.offsets.last().expect("offsets start at 0");
+        &self.out[start as usize..]
     }
 }
 
