@@ -23,7 +23,8 @@
 //!
 //! # Memory
 //! Per known page one [`PageState`] (about 150 bytes with its URL), per link of the
-//! last snapshot one [`LinkKey`] (32 bytes), plus the snapshot being processed.
+//! last snapshot 12 bytes and per link source 16 ([`LinkSet`]), plus the snapshot
+//! being processed (24 bytes a link as it gathers).
 
 use std::collections::HashMap;
 
@@ -35,6 +36,7 @@ use crate::change_book::{BookRow, ChangeBook, ChangeKey};
 use crate::dataflow::echo::{EchoMsg, SourceObs};
 use crate::id_map::IdMap;
 use crate::ingest::{ClickObs, LinkObs, Mention, OddRows, PageObs, Record, UrlText};
+use crate::link_set::{self, Fresh, HostIndex, Link, LinkSet};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
 use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::output::echo::SourceKind;
@@ -199,12 +201,12 @@ impl RankNodes {
 }
 
 /// The records of one epoch on one worker, sorted by kind as they arrive, so a
-/// link costs its 32-byte [`LinkKey`] and nothing more while the epoch gathers.
+/// link costs its 24-byte [`Link`] and nothing more while the epoch gathers.
 #[derive(Default)]
 pub struct Batch {
     pub pages: Vec<PageObs>,
     pub mentions: Vec<Mention>,
-    pub links: Vec<LinkKey>,
+    pub links: Vec<Link>,
     pub restore: Vec<StateRecord>,
     pub clicks: Vec<ClickObs>,
 }
@@ -219,11 +221,13 @@ impl Batch {
         }
     }
 
-    pub fn push(&mut self, rec: Record) {
+    /// Takes `rec`, interning a link's hosts in `hosts` (the ledger's, see
+    /// [`Ledger::link_hosts`]).
+    pub fn push(&mut self, rec: Record, hosts: &mut HostIndex) {
         match rec {
             Record::Page(p) => self.pages.push(*p),
             Record::Mention(m) => self.mentions.push(*m),
-            Record::Link(l) => self.links.push(LinkKey::from(l)),
+            Record::Link(l) => self.links.push(hosts.link(LinkKey::from(l))),
             Record::Restore(s) => self.restore.push(*s),
             Record::Click(c) => self.clicks.push(*c),
         }
@@ -238,8 +242,15 @@ pub struct Ledger {
     /// restore completes (a map built at its final size moves each entry once).
     restoring: Vec<(PageId, PageState)>,
     hosts: FastMap<HostId, HostState>,
-    /// `E` of the last snapshot, sorted.
-    links: Vec<LinkKey>,
+    /// `E` of the last snapshot, and the hosts its links name.
+    links: LinkSet,
+    link_hosts: HostIndex,
+    /// Which of `links` the snapshot before did not have (ECHO sends only
+    /// those: a link the worker had before cannot reveal a new page).
+    fresh_links: Fresh,
+    /// Links read back from the state, made a [`LinkSet`] when the restore
+    /// completes.
+    restoring_links: Vec<Link>,
     /// `F`, `K` and the alive set of the last snapshot, sorted.
     fetched: Vec<PageId>,
     known: Vec<PageId>,
@@ -353,6 +364,16 @@ impl Ledger {
         self.links.len()
     }
 
+    /// Where a [`Batch`] interns the hosts of the links it gathers.
+    pub fn link_hosts(&mut self) -> &mut HostIndex {
+        &mut self.link_hosts
+    }
+
+    /// The links of the last snapshot, with their hosts' ids.
+    fn link_keys(&self) -> impl Iterator<Item = LinkKey> + '_ {
+        self.links.iter().map(|l| self.link_hosts.key(l))
+    }
+
     /// Rebuilds the ledger from persisted state of snapshot `seq` and returns the
     /// updates that make downstream collections hold that snapshot's state (the
     /// ledger operator takes records one by one, as it reads them).
@@ -383,8 +404,12 @@ impl Ledger {
                 ));
                 self.hosts.insert(id, st);
             }
-            StateRecord::Link(l) => self.links.push(l),
-            StateRecord::Outlinks(o) => self.links.extend(o.links()),
+            StateRecord::Link(l) => self.restoring_links.push(self.link_hosts.link(l)),
+            StateRecord::Outlinks(o) => {
+                let hosts = &mut self.link_hosts;
+                self.restoring_links
+                    .extend(o.links().map(|l| hosts.link(l)))
+            }
             StateRecord::Event(k, c) => self.events.push((k, c)),
             StateRecord::Site(host, bytes) => {
                 out.push((LedgerOut::Restored(HostKey { host, key: bytes }), 1))
@@ -432,13 +457,17 @@ impl Ledger {
                 self.alive.push(*id);
             }
         }
-        for l in &self.links {
+        let mut links = std::mem::take(&mut self.restoring_links);
+        links.sort_unstable();
+        links.dedup();
+        self.links = LinkSet::from_sorted(&links);
+        drop(links);
+        for l in self.link_keys() {
             deltas.add(l.src_host, HostFact::Link, 1);
         }
         for (k, c) in &self.events {
             deltas.add(k.host, k.key, *c);
         }
-        self.links.sort_unstable();
         self.fetched.sort_unstable();
         self.known.sort_unstable();
         self.alive.sort_unstable();
@@ -470,7 +499,7 @@ impl Ledger {
         let mut candidates: Vec<(HostId, PageId)> = Vec::new();
         // Links are sorted by source: the source's state is looked up once a run.
         let mut src: Option<(PageId, bool, bool)> = None;
-        for l in &self.links {
+        for l in self.link_keys() {
             let on_site = l.src_host == l.dst_host;
             if on_site && (!closure_inputs || !new_now.contains(&l.dst)) {
                 continue;
@@ -534,17 +563,25 @@ impl Ledger {
     fn note_linked_sites(&mut self) {
         if self.discovery {
             let off_site = self.links.iter().filter(|l| l.src_host != l.dst_host);
-            self.linked_sites.extend(off_site.map(|l| l.dst_host));
+            let hosts = &self.link_hosts;
+            self.linked_sites
+                .extend(off_site.map(|l| hosts.id(l.dst_host)));
         }
     }
 
-    /// Folds in snapshot `meta` and returns the differential updates at its time.
-    /// Fails on an id collision between two different URLs.
+    /// Folds in snapshot `meta`, whose records are `records`, and returns the
+    /// differential updates at its time. Fails on an id collision between two
+    /// different URLs.
+    #[cfg(test)]
     pub fn advance(
         &mut self,
         meta: &SnapshotMeta,
-        batch: Batch,
+        records: Vec<Record>,
     ) -> Result<Vec<(LedgerOut, i64)>, String> {
+        let mut batch = Batch::default();
+        records
+            .into_iter()
+            .for_each(|r| batch.push(r, &mut self.link_hosts));
         Updates::collect(|out| self.advance_into(meta, batch, out))
     }
 
@@ -746,10 +783,12 @@ impl Ledger {
         let old = |p: &PageState| {
             p.first_seen == scan.first_seq || now - time(p.first_seen) >= scan.content_age
         };
-        let links = &self.links;
+        let hosts = &self.link_hosts;
         let outlinks = |page: PageId| {
-            let from = links.partition_point(|l| l.src < page);
-            links[from..].iter().take_while(move |l| l.src == page)
+            let run = self.links.outlinks(page);
+            run.into_iter()
+                .flat_map(|o| o.links())
+                .map(|l| hosts.key(l))
         };
         let mut sources: Vec<(PageId, SourceKind)> = Vec::new();
         for &src in self.mains.as_deref().unwrap_or_default() {
@@ -770,15 +809,18 @@ impl Ledger {
         for (page, kind) in sources {
             let st = &self.pages[&page];
             let crawled = (st.last_fetched == Some(t)).then(|| st.last_fetch_time.unwrap_or(now));
-            if let Some(at) = crawled {
-                for l in outlinks(page) {
+            // Only the source's new links can reveal a new page: a link this
+            // worker had at the last snapshot named its destination then.
+            let run = self.links.outlinks(page).filter(|_| crawled.is_some());
+            if let Some(o) = run {
+                let fresh = |(k, _): &(usize, Link)| self.fresh_links.contains(o.start + k);
+                for (_, l) in o.links().enumerate().filter(fresh) {
                     out.push((
                         LedgerOut::Echo(EchoMsg::Link {
-                            dst_host: l.dst_host,
+                            dst_host: hosts.id(l.dst_host),
                             dst: l.dst,
-                            src_host: l.src_host,
+                            src_host: hosts.id(l.src_host),
                             src: page,
-                            time: at,
                         }),
                         1,
                     ));
@@ -812,20 +854,21 @@ impl Ledger {
     /// sources, each with its outlinks. Destinations on other workers' hosts
     /// become nodes there (see `dataflow::pagerank`).
     fn emit_rank_nodes(&self, out: &mut Updates<'_>) {
-        let mut ids: Vec<PageId> = self.links.iter().map(|l| l.src).collect();
-        ids.dedup();
+        let ids: Vec<PageId> = self.links.sources().map(|o| o.src).collect();
         let mut nodes = Vec::with_capacity(self.known.len() + ids.len());
         merge_union(&self.known, &ids, &mut nodes);
         drop(ids);
-        let mut links = self.links.iter().peekable();
+        let mut sources = self.links.sources().peekable();
         let mut chunk = RankNodes::default();
         for id in nodes {
-            while let Some(l) = links.next_if(|l| l.src <= id) {
-                if l.src == id
-                    && l.dst != id
-                    && chunk.open_outlinks().last().map(|o| o.0) != Some(l.dst)
-                {
-                    chunk.out.push((l.dst, l.dst_host));
+            while let Some(o) = sources.next_if(|o| o.src <= id) {
+                if o.src != id {
+                    continue;
+                }
+                for (&dst, &host) in o.dsts.iter().zip(o.dst_hosts) {
+                    if dst != id && chunk.open_outlinks().last().map(|o| o.0) != Some(dst) {
+                        chunk.out.push((dst, self.link_hosts.id(host)));
+                    }
                 }
             }
             chunk.close_node(id, self.pages[&id].host);
@@ -850,7 +893,7 @@ impl Ledger {
     fn advance_links(
         &mut self,
         meta: &SnapshotMeta,
-        mut links: Vec<LinkKey>,
+        mut links: Vec<Link>,
         fetched: &[PageId],
         deltas: &mut Deltas,
         events: &mut Deltas,
@@ -872,16 +915,21 @@ impl Ledger {
             );
             links.sort_unstable();
         }
-        diff_sorted(&self.links, &links, |l, d| {
-            deltas.add(l.src_host, HostFact::Link, d);
+        let hosts = &self.link_hosts;
+        self.fresh_links = link_set::diff(&self.links, &links, |l, d| {
+            let host = hosts.id(l.src_host);
+            deltas.add(host, HostFact::Link, d);
             let event = if d > 0 {
                 HostFact::NewLink
             } else {
                 HostFact::RemovedLink
             };
-            events.add(l.src_host, event, 1);
+            events.add(host, event, 1);
         });
-        self.links = links;
+        // The old set goes before the new one is built: only one of them is
+        // ever held beside the gathered links.
+        self.links = LinkSet::default();
+        self.links = LinkSet::from_sorted(&links);
     }
 
     fn note_host(&mut self, host: HostId, name: &str, t: Seq, out: &mut Updates<'_>) {
@@ -910,7 +958,12 @@ impl Ledger {
             .pages
             .iter()
             .map(|(p, s)| StateRecord::Page(*p, s.clone()));
-        let links = Outlinks::group(&self.links).map(StateRecord::Outlinks);
+        let link_hosts = &self.link_hosts;
+        let links = self.links.sources().map(move |o| {
+            let dsts = o.dsts.iter().zip(o.dst_hosts);
+            let dsts = dsts.map(|(&dst, &host)| (dst, link_hosts.id(host)));
+            StateRecord::Outlinks(Outlinks::of(o.src, link_hosts.id(o.src_host), dsts))
+        });
         let events = self.events.iter().map(|(k, c)| StateRecord::Event(*k, *c));
         let changes = self.change.iter().flat_map(move |book| {
             book.histories()
@@ -1097,12 +1150,6 @@ mod tests {
         v
     }
 
-    fn batch(records: Vec<Record>) -> Batch {
-        let mut b = Batch::default();
-        records.into_iter().for_each(|r| b.push(r));
-        b
-    }
-
     fn snapshots() -> Vec<(SnapshotMeta, Vec<Record>)> {
         let s0 = [
             vec![page("http://a.com/", 1), page("http://a.com/x", 2)],
@@ -1169,7 +1216,7 @@ mod tests {
             ],
         ];
         for ((m, recs), want) in snaps.into_iter().zip(expected) {
-            accumulate(&mut acc, l.advance(&m, batch(recs)).unwrap());
+            accumulate(&mut acc, l.advance(&m, recs).unwrap());
             assert_eq!(facts(&acc, "a.com"), want, "snapshot {}", m.seq);
         }
         assert_eq!(facts(&acc, "b.com"), vec![]);
@@ -1182,11 +1229,11 @@ mod tests {
             let mut whole = Ledger::default();
             let mut want = FastMap::default();
             for (m, recs) in snaps.clone() {
-                accumulate(&mut want, whole.advance(&m, batch(recs)).unwrap());
+                accumulate(&mut want, whole.advance(&m, recs).unwrap());
             }
             let mut first = Ledger::default();
             for (m, recs) in snaps[..split].iter().cloned() {
-                first.advance(&m, batch(recs)).unwrap();
+                first.advance(&m, recs).unwrap();
             }
             // A new ledger from the persisted records, as the next run builds it.
             let state: Vec<StateRecord> = first.state_records().collect();
@@ -1194,7 +1241,7 @@ mod tests {
             let mut got = FastMap::default();
             accumulate(&mut got, second.restore(snaps[split - 1].0.seq, state));
             for (m, recs) in snaps[split..].iter().cloned() {
-                accumulate(&mut got, second.advance(&m, batch(recs)).unwrap());
+                accumulate(&mut got, second.advance(&m, recs).unwrap());
             }
             want.retain(|_, c| *c != 0);
             got.retain(|_, c| *c != 0);
@@ -1210,9 +1257,7 @@ mod tests {
             obs.page = PageId::of("http://a.com/other");
         }
         let other = page("http://a.com/other", 1);
-        let err = l
-            .advance(&meta(0, false), batch(vec![p, other]))
-            .unwrap_err();
+        let err = l.advance(&meta(0, false), vec![p, other]).unwrap_err();
         assert!(err.contains("collision"), "{err}");
     }
 }

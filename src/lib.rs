@@ -18,6 +18,7 @@ pub mod import;
 pub mod ingest;
 pub mod job;
 pub mod ledger;
+pub mod link_set;
 pub mod memory;
 pub mod model;
 pub mod output;

@@ -64,22 +64,32 @@ impl Outlinks {
     /// Groups links sorted by source into one record per source.
     pub fn group(links: &[LinkKey]) -> impl Iterator<Item = Outlinks> + '_ {
         links.chunk_by(|a, b| a.src == b.src).map(|run| {
-            let (src, src_host) = (run[0].src, run[0].src_host);
-            let mut out = Outlinks {
-                src_host,
-                src,
-                on_host: Vec::new(),
-                off_host: Vec::new(),
-            };
-            for l in run {
-                if l.dst_host == src_host {
-                    out.on_host.push(l.dst);
-                } else {
-                    out.off_host.push((l.dst, l.dst_host));
-                }
-            }
-            out
+            let dsts = run.iter().map(|l| (l.dst, l.dst_host));
+            Outlinks::of(run[0].src, run[0].src_host, dsts)
         })
+    }
+
+    /// The record of page `src` on host `src_host`, linking to `dsts`
+    /// (destinations with their hosts).
+    pub fn of(
+        src: PageId,
+        src_host: HostId,
+        dsts: impl Iterator<Item = (PageId, HostId)>,
+    ) -> Outlinks {
+        let mut out = Outlinks {
+            src_host,
+            src,
+            on_host: Vec::new(),
+            off_host: Vec::new(),
+        };
+        for (dst, dst_host) in dsts {
+            if dst_host == src_host {
+                out.on_host.push(dst);
+            } else {
+                out.off_host.push((dst, dst_host));
+            }
+        }
+        out
     }
 
     /// The links again (on-host destinations first).

@@ -67,13 +67,14 @@ pub struct SourceObs {
 pub enum EchoMsg {
     /// A content source (every one, every snapshot).
     Source(Box<SourceObs>),
-    /// An outlink of a source fetched at this snapshot, at its fetch time.
+    /// An outlink of a source fetched at this snapshot that its worker's links
+    /// of the snapshot before did not have (only such a link can name a page
+    /// first seen now).
     Link {
         dst_host: HostId,
         dst: PageId,
         src_host: HostId,
         src: PageId,
-        time: Micros,
     },
     /// A click row whose bin ended by this snapshot.
     Click(ClickObs),
@@ -308,7 +309,6 @@ impl EpochStage for PagesState {
                     dst,
                     src_host,
                     src,
-                    ..
                 } => links.push((dst, dst_host, src_host, src)),
                 EchoMsg::Click(c) => clicks.push(c),
                 EchoMsg::Restored(h, bytes) => match bincode::deserialize(&bytes) {

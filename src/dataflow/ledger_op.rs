@@ -68,7 +68,8 @@ pub fn ledger<'s>(
                         let batch = stash
                             .entry(t)
                             .or_insert_with(|| Batch::with_link_capacity(ledger.links()));
-                        data.drain(..).for_each(|r| batch.push(r));
+                        let hosts = ledger.link_hosts();
+                        data.drain(..).for_each(|r| batch.push(r, hosts));
                     });
                     while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
                         let t = epochs[next];
