@@ -211,7 +211,8 @@ fn build_change<'s>(
             }),
             ctx,
         ),
-        sink::write_snapshot_rows(plan_rows, ctx),
+        // Made in page-id order, a batch at a time: written as they come.
+        sink::write_ordered_snapshot_rows(plan_rows, ctx),
         sink::write_table(summaries, ctx),
     ]
 }
