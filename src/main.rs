@@ -1,6 +1,7 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    webevo::memory::tune_allocator();
     match webevo::cli::run(std::env::args_os()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
