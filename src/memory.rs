@@ -17,7 +17,7 @@ const MMAP_THRESHOLD: libc::c_int = 256 * 1024;
 /// the heap, and the holes they leave between long-lived allocations stay
 /// resident. A fixed threshold keeps them out of the heap: on bench snapshot
 /// 9 after a committed 0-8 (all analyses, 1 worker) the resident peak fell
-/// from 2,399 to 2,133 MiB, with the same heap peak (BENCHMARKS.md, "Memory,
+/// from 2,359 to 2,133 MiB, with the same heap peak (BENCHMARKS.md, "Memory,
 /// session 25").
 pub fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
