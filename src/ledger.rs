@@ -79,6 +79,19 @@ pub struct LinkKey {
     pub dst_host: HostId,
 }
 
+#[cfg(test)]
+impl LinkKey {
+    /// The link of raw ids (tests).
+    pub fn of(src: u64, src_host: u64, dst: u64, dst_host: u64) -> LinkKey {
+        LinkKey {
+            src: PageId(src),
+            dst: PageId(dst),
+            src_host: HostId(src_host),
+            dst_host: HostId(dst_host),
+        }
+    }
+}
+
 impl From<LinkObs> for LinkKey {
     fn from(l: LinkObs) -> Self {
         LinkKey {

@@ -241,12 +241,7 @@ mod tests {
     use super::*;
 
     fn key(src: u64, dst: u64, src_host: u64, dst_host: u64) -> LinkKey {
-        LinkKey {
-            src: PageId(src),
-            dst: PageId(dst),
-            src_host: HostId(src_host),
-            dst_host: HostId(dst_host),
-        }
+        LinkKey::of(src, src_host, dst, dst_host)
     }
 
     #[test]

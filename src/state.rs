@@ -344,12 +344,7 @@ mod tests {
     use super::*;
 
     fn link(src: u64, src_host: u64, dst: u64, dst_host: u64) -> LinkKey {
-        LinkKey {
-            src: PageId(src),
-            dst: PageId(dst),
-            src_host: HostId(src_host),
-            dst_host: HostId(dst_host),
-        }
+        LinkKey::of(src, src_host, dst, dst_host)
     }
 
     /// Grouping sorted links by source and expanding the groups gives the
