@@ -165,7 +165,8 @@ impl Solver {
         let end = self.inputs.len().min(rows.next.saturating_add(max));
         for i in rows.next..end {
             let (p, input) = (&self.set.pages[i], &self.inputs[i]);
-            let freshness = rows.freshness(self.budget, p, i)[0];
+            // The row's freshness is the optimal plan's.
+            let freshness = page_freshness(p.lambda, rows.optimal[i]);
             out.push(SolveOut::Plan(RevisitPlanRow {
                 url: ledger
                     .url_of(input.page)
