@@ -40,28 +40,10 @@ use crate::link_set::{self, Fresh, HostIndex, Link, LinkSet};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
 use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::output::echo::SourceKind;
+pub use crate::page_state::PageState;
 use crate::state::{Outlinks, StateRecord};
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
-
-/// What the ledger knows about one page.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PageState {
-    pub url: UrlText,
-    pub host: HostId,
-    pub first_seen: Seq,
-    pub last_seen: Seq,
-    pub first_fetched: Option<Seq>,
-    pub last_fetched: Option<Seq>,
-    pub first_fetch_time: Option<Micros>,
-    pub last_fetch_time: Option<Micros>,
-    pub observations: u32,
-    pub changes: u32,
-    /// Digest hash of the last observation; 0 when it had none.
-    pub last_digest: u64,
-    pub last_status: Option<i32>,
-    pub alive: bool,
-}
 
 /// What the ledger knows about one host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -458,7 +440,7 @@ impl Ledger {
         }
         let mut deltas = Deltas::default();
         for (id, st) in self.pages.iter() {
-            if st.last_fetched == Some(seq) {
+            if st.last_fetched() == Some(seq) {
                 self.fetched.push(*id);
                 deltas.add(st.host, HostFact::Fetched, 1);
             }
@@ -563,7 +545,7 @@ impl Ledger {
             .map(|(site, src)| {
                 LedgerOut::OffSiteStart(HostKey {
                     host: site,
-                    key: (src, pages[&src].url.url.clone()),
+                    key: (src, pages[&src].url.url.to_string()),
                 })
             })
             .collect();
@@ -821,7 +803,8 @@ impl Ledger {
         sources.dedup_by_key(|s| s.0);
         for (page, kind) in sources {
             let st = &self.pages[&page];
-            let crawled = (st.last_fetched == Some(t)).then(|| st.last_fetch_time.unwrap_or(now));
+            let crawled =
+                (st.last_fetched() == Some(t)).then(|| st.last_fetch_time().unwrap_or(now));
             // Only the source's new links can reveal a new page: a link this
             // worker had at the last snapshot named its destination then.
             let run = self.links.outlinks(page).filter(|_| crawled.is_some());
@@ -1001,21 +984,7 @@ fn page_entry<'a>(
     url: &UrlText,
     t: Seq,
 ) -> Result<&'a mut PageState, String> {
-    let st = pages.get_or_insert_with(page, || PageState {
-        url: url.clone(),
-        host,
-        first_seen: t,
-        last_seen: t,
-        first_fetched: None,
-        last_fetched: None,
-        first_fetch_time: None,
-        last_fetch_time: None,
-        observations: 0,
-        changes: 0,
-        last_digest: 0,
-        last_status: None,
-        alive: false,
-    });
+    let st = pages.get_or_insert_with(page, || PageState::new(url.clone(), host, t));
     if st.url.url != url.url {
         return Err(collision(&st.url.url, &url.url));
     }
@@ -1029,19 +998,9 @@ fn collision(a: &str, b: &str) -> String {
 
 /// Folds one observation into a page's state.
 fn observe(st: &mut PageState, obs: PageObs, t: Seq, events: &mut Deltas) {
-    if st.last_digest != 0 && obs.digest != 0 && obs.digest != st.last_digest {
-        st.changes += 1;
+    if st.fetched(t, obs.fetch_time, obs.status, obs.digest) {
         events.add(st.host, HostFact::ChangedPage, 1);
     }
-    st.last_digest = obs.digest;
-    st.observations += 1;
-    st.first_fetched.get_or_insert(t);
-    st.first_fetch_time.get_or_insert(obs.fetch_time);
-    st.last_fetched = Some(t);
-    st.last_fetch_time = Some(obs.fetch_time);
-    st.last_status = obs.status;
-    st.last_seen = t;
-    st.alive = true;
 }
 
 fn finish(deltas: Deltas) -> impl Iterator<Item = (LedgerOut, i64)> {

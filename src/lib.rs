@@ -22,6 +22,7 @@ pub mod link_set;
 pub mod memory;
 pub mod model;
 pub mod output;
+pub mod page_state;
 pub mod peers;
 pub mod placement;
 pub mod report;

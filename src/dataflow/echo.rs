@@ -632,7 +632,7 @@ fn advance_sources(
             .back()
             .map_or(0.0, |r| (now - r.0).max(0) as f64 / 1e6);
         let host = s.url.host().to_string();
-        let url = s.url.url.clone();
+        let url = s.url.url.to_string();
         out.push(SourceOut::Row(ContentSourceRow {
             url: url.clone(),
             host: host.clone(),

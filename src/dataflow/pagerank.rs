@@ -703,7 +703,7 @@ impl Solver {
                 }
                 let url = p.url(ledger, i);
                 out.push(Out::Row(PageRankRow {
-                    url: url.url.clone(),
+                    url: url.url.to_string(),
                     host: url.host().to_string(),
                     rank,
                     in_links: i64::from(p.in_links[i]),
@@ -1159,8 +1159,9 @@ pub fn pagerank<'s>(
                                 solver.take_rows(&ctx.ledger.borrow(), usize::MAX, &mut emitted);
                                 output.session(&at).give_iterator(emitted.drain(..));
                             }
-                            // The restore epoch's vector arrives before any snapshot.
-                            solver.prev.extend(restored.drain(..));
+                            // The restore epoch's vector arrives before any snapshot;
+                            // taken, so that its memory goes with it.
+                            solver.prev.extend(std::mem::take(&mut restored));
                             let nodes = stash.remove(&t).unwrap_or_default();
                             solver.part = Part::build(
                                 nodes,
@@ -1249,7 +1250,7 @@ pub fn pagerank<'s>(
                                 if solver.orderings {
                                     let ledger = ctx.ledger.borrow();
                                     let urls: Vec<&str> =
-                                        (0..p.pages.len()).map(|i| p.url(&ledger, i).url.as_str()).collect();
+                                        (0..p.pages.len()).map(|i| &*p.url(&ledger, i).url).collect();
                                     let order = LocalOrder::new(&urls);
                                     for w in (0..peers).filter(|&w| w != solver.index) {
                                         emitted.push(Out::Msg(Msg::Prefixes {

@@ -268,7 +268,7 @@ impl Orders {
                 out.push(Out::Order(RankmassOrderRow {
                     key: *key,
                     rank: p.rank as i64,
-                    url: part.url(ledger, p.node as usize).url.clone(),
+                    url: part.url(ledger, p.node as usize).url.to_string(),
                     round: i64::from(p.round),
                     bound: p.bound,
                 }));
@@ -904,11 +904,19 @@ impl Orders {
             final_guaranteed: crm,
             downloads: downloads.len() as i64,
         })));
-        let mut placed: Vec<Vec<Placed>> = vec![Vec::new(); self.peers];
+        // Workers without nodes share their base with the next one, so a
+        // node's owner is the last worker whose nodes start at or before it.
+        let owner = |d: &Download| g.base.partition_point(|&b| b <= d.node) - 1;
+        // Sized exactly: these are the run's largest vectors at its peak
+        // (4M downloads of 24 bytes on bench snapshot 9), and doubling left up
+        // to half of them unused.
+        let mut sizes = vec![0usize; self.peers];
+        for d in &downloads {
+            sizes[owner(d)] += 1;
+        }
+        let mut placed: Vec<Vec<Placed>> = sizes.into_iter().map(Vec::with_capacity).collect();
         for (k, d) in downloads.iter().enumerate() {
-            // Workers without nodes share their base with the next one, so
-            // the owner is the last worker whose nodes start at or before it.
-            let w = g.base.partition_point(|&b| b <= d.node) - 1;
+            let w = owner(d);
             placed[w].push(Placed {
                 node: d.node - g.base[w],
                 rank: k as u64 + 1,

@@ -172,7 +172,7 @@ impl Solver {
                     .url_of(input.page)
                     .expect("the plan's pages are its worker's ledger's")
                     .url
-                    .clone(),
+                    .to_string(),
                 lambda: p.lambda.to_bits(),
                 weight: p.weight.to_bits(),
                 optimal: rows.optimal[i].to_bits(),

@@ -96,8 +96,9 @@ impl CrawlDir {
             if name.starts_with('.') {
                 continue;
             }
-            let seq = name.parse::<Seq>().ok().filter(|_| path.is_dir()).ok_or_else(|| {
-                InputError::file(&path, "unexpected entry: snapshots/ holds only folders named by a non-negative integer")
+            // The largest number is the ledger's "never" (see `page_state`).
+            let seq = name.parse::<Seq>().ok().filter(|&s| s < Seq::MAX && path.is_dir()).ok_or_else(|| {
+                InputError::file(&path, format!("unexpected entry: snapshots/ holds only folders named by an integer from 0 to {}", Seq::MAX - 1))
             })?;
             dirs.push((seq, path));
         }

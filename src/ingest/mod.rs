@@ -28,7 +28,9 @@ use crate::job::SiteKey;
 /// A normalized URL with its interned ids, as records carry it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct UrlText {
-    pub url: String,
+    /// Boxed: the ledger keeps one per page, and a `String`'s capacity is 8
+    /// bytes more.
+    pub url: Box<str>,
     pub host_start: u32,
     pub host_end: u32,
 }
@@ -42,7 +44,7 @@ impl UrlText {
 impl From<NormalUrl> for UrlText {
     fn from(n: NormalUrl) -> Self {
         UrlText {
-            url: n.url,
+            url: n.url.into_boxed_str(),
             host_start: n.host_start,
             host_end: n.host_end,
         }

@@ -282,7 +282,19 @@ impl Row<'_> {
     }
 
     /// A time cell in microseconds: a Parquet timestamp, unix seconds, or RFC 3339.
+    /// Times beyond the microseconds an `i64` holds are errors (`i64::MIN` too:
+    /// the ledger's "no time").
     pub fn time(&self, col: usize) -> Result<Option<Micros>, String> {
+        let micros = self.raw_time(col)?;
+        match micros {
+            Some(None) | Some(Some(Micros::MIN)) => Err("time out of range".to_string()),
+            Some(Some(t)) => Ok(Some(t)),
+            None => Ok(None),
+        }
+    }
+
+    /// The cell's microseconds: `None` when null, `Some(None)` on overflow.
+    fn raw_time(&self, col: usize) -> Result<Option<Option<Micros>>, String> {
         if let Row::Arrow { columns, row } = self {
             if let Some(a) = &columns[col] {
                 if a.is_null(*row) {
@@ -292,24 +304,24 @@ impl Row<'_> {
                 match a.data_type() {
                     DataType::Timestamp(unit, _) => {
                         return Ok(Some(match unit {
-                            TimeUnit::Second => {
-                                a.as_primitive::<TimestampSecondType>().value(r) * 1_000_000
-                            }
-                            TimeUnit::Millisecond => {
-                                a.as_primitive::<TimestampMillisecondType>().value(r) * 1_000
-                            }
+                            TimeUnit::Second => a
+                                .as_primitive::<TimestampSecondType>()
+                                .value(r)
+                                .checked_mul(1_000_000),
+                            TimeUnit::Millisecond => a
+                                .as_primitive::<TimestampMillisecondType>()
+                                .value(r)
+                                .checked_mul(1_000),
                             TimeUnit::Microsecond => {
-                                a.as_primitive::<TimestampMicrosecondType>().value(r)
+                                Some(a.as_primitive::<TimestampMicrosecondType>().value(r))
                             }
                             TimeUnit::Nanosecond => {
-                                a.as_primitive::<TimestampNanosecondType>().value(r) / 1_000
+                                Some(a.as_primitive::<TimestampNanosecondType>().value(r) / 1_000)
                             }
                         }))
                     }
                     DataType::Int64 | DataType::Int32 => {
-                        return self
-                            .int(col)
-                            .map(|v| v.map(|s| s.saturating_mul(1_000_000)))
+                        return self.int(col).map(|v| v.map(|s| s.checked_mul(1_000_000)))
                     }
                     _ => {}
                 }
@@ -317,7 +329,7 @@ impl Row<'_> {
         }
         match self.text(col)? {
             None => Ok(None),
-            Some(s) => parse_time(s).map(Some),
+            Some(s) => parse_time(s).map(|t| Some(Some(t))),
         }
     }
 }
@@ -574,5 +586,43 @@ fn read_tsv(
             map: &map,
         })
         .map_err(at)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, TimestampMicrosecondArray, TimestampSecondArray};
+    use std::sync::Arc;
+
+    fn cell(a: ArrayRef, row: usize) -> Result<Option<Micros>, String> {
+        let columns = [Some(a)];
+        Row::Arrow {
+            columns: &columns,
+            row,
+        }
+        .time(0)
+    }
+
+    /// Times convert to microseconds, and those an `i64` cannot hold, or that
+    /// are the ledger's "no time", are errors rather than wrapped values.
+    #[test]
+    fn time_cells_in_range_convert_and_others_are_errors() {
+        let secs: ArrayRef = Arc::new(TimestampSecondArray::from(vec![
+            Some(1_700_000_000),
+            Some(i64::MAX / 1000),
+            None,
+        ]));
+        assert_eq!(cell(secs.clone(), 0), Ok(Some(1_700_000_000_000_000)));
+        assert!(cell(secs.clone(), 1).unwrap_err().contains("out of range"));
+        assert_eq!(cell(secs, 2), Ok(None));
+        let micros: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![i64::MIN, -5]));
+        assert!(cell(micros.clone(), 0)
+            .unwrap_err()
+            .contains("out of range"));
+        assert_eq!(cell(micros, 1), Ok(Some(-5)));
+        let ints: ArrayRef = Arc::new(Int64Array::from(vec![i64::MIN / 10, 3]));
+        assert!(cell(ints.clone(), 0).unwrap_err().contains("out of range"));
+        assert_eq!(cell(ints, 1), Ok(Some(3_000_000)));
     }
 }

@@ -153,9 +153,9 @@ impl TableRow for PageRow<'_> {
         out.i64(s.last_seen as i64);
         out.i64(s.observations as i64);
         out.i64(s.changes as i64);
-        out.opt_time(s.first_fetch_time);
-        out.opt_time(s.last_fetch_time);
-        out.opt_i32(s.last_status);
+        out.opt_time(s.first_fetch_time());
+        out.opt_time(s.last_fetch_time());
+        out.opt_i32(s.last_status());
         out.bool(s.alive);
     }
 }
