@@ -110,13 +110,12 @@ pub enum LedgerOut {
     Restored(HostKey<Vec<u8>>),
     /// Change: a counted quantity over all pages; the update's diff is the count.
     ChangeCount(ChangeKey),
-    /// Change: a row of the snapshot's `page_change`. This and the next two are
+    /// Change: a row of the snapshot's `group_change`. This and the next are
     /// per-snapshot messages, never retracted: the dataflow splits them off before
-    /// treating the rest as a collection. Boxed, as is the next: a row is three
-    /// times the size of any other variant, and every message of the ledger's
-    /// output would carry that size.
-    PageChange(Box<PageChangeRow>),
-    /// Change: a row of the snapshot's `group_change`.
+    /// treating the rest as a collection. Boxed: a row is three times the size
+    /// of any other variant, and every message of the ledger's output would
+    /// carry that size. (The `page_change` rows, a million a snapshot, are
+    /// written where they are made: see [`Ledger::advance_into`].)
     GroupChange(Box<GroupChangeRow>),
     /// Change: a page of the snapshot's revisit plan.
     PlanPage(PlanInput),
@@ -577,15 +576,20 @@ impl Ledger {
         records
             .into_iter()
             .for_each(|r| batch.push(r, &mut self.link_hosts));
-        Updates::collect(|out| self.advance_into(meta, batch, out))
+        Updates::collect(|out| self.advance_into(meta, batch, out, &mut |_| {}))
     }
 
-    /// [`Ledger::advance`], handing the updates to `out` as it makes them.
+    /// [`Ledger::advance`], handing the updates to `out` as it makes them, and
+    /// the snapshot's `page_change` rows to `page_rows`, in page-id order.
+    /// The rows go straight to their writer rather than through the dataflow,
+    /// where the snapshot's rows all waited for the writer to run: 330 MB on
+    /// bench snapshot 9 with 1 worker, the run's peak.
     pub fn advance_into(
         &mut self,
         meta: &SnapshotMeta,
         batch: Batch,
         out: &mut Updates<'_>,
+        page_rows: &mut dyn FnMut(PageChangeRow),
     ) -> Result<(), String> {
         let t = meta.seq;
         let mut deltas = Deltas::default();
@@ -721,7 +725,7 @@ impl Ledger {
             let names = |h| hosts[&h].name.clone();
             let counts = book.finish(&self.pages, &self.alive, &names, &mut |row| {
                 let row = match row {
-                    BookRow::Page(r) => LedgerOut::PageChange(Box::new(r)),
+                    BookRow::Page(r) => return page_rows(r),
                     BookRow::Group(r) => LedgerOut::GroupChange(Box::new(r)),
                     BookRow::Plan(p) => LedgerOut::PlanPage(p),
                 };

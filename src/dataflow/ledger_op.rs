@@ -9,6 +9,7 @@ use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::Stream;
 
 use crate::change_book::{BookSettings, ChangeBook};
+use crate::dataflow::sink::SnapshotPart;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
 use crate::ingest::Record;
@@ -16,6 +17,7 @@ use crate::job::Analysis;
 use crate::ledger::{Batch, EchoScan, Ledger, LedgerOut, Updates};
 use crate::model::Seq;
 use crate::output::batch::RowContext;
+use crate::output::change::PageChangeRow;
 use crate::output::parquet::{part_path, write_rows};
 use crate::output::rows::PageRow;
 use crate::state::{self, StateRecord, StateWriter};
@@ -119,8 +121,11 @@ fn fold(
         return;
     }
     let odd_before = ledger.odd;
-    let result = ledger.advance_into(ctx.plan.meta(t), batch, &mut updates);
+    let mut page_rows = SnapshotPart::<PageChangeRow>::new(ctx, t);
+    let mut write_row = |r: PageChangeRow| page_rows.push(&r);
+    let result = ledger.advance_into(ctx.plan.meta(t), batch, &mut updates, &mut write_row);
     updates.flush();
+    page_rows.finish();
     let mut log = ctx.log.borrow_mut();
     let odd = log.odd.entry(t).or_default();
     odd.duplicate_links += ledger.odd.duplicate_links - odd_before.duplicate_links;

@@ -152,16 +152,11 @@ fn build_discovery<'s>(
 /// revisit plan from the per-snapshot plan messages.
 fn build_change<'s>(
     ledger: VecCollection<'s, Seq, LedgerOut>,
-    pages: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     groups: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     plan: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     ctx: &WorkerCtx,
 ) -> Vec<Stream<'s, Seq, Vec<()>>> {
     use change::ChangeAgg;
-    let pages = pages.flat_map(|(o, _, _)| match o {
-        LedgerOut::PageChange(r) => Some(r),
-        _ => None,
-    });
     let groups = groups.flat_map(|(o, _, _)| match o {
         LedgerOut::GroupChange(r) => Some(r),
         _ => None,
@@ -174,7 +169,6 @@ fn build_change<'s>(
     let aggs = change::aggregates(counts, &ctx.plan.job.change, ctx.plan.meta(first).time);
     let (plan_rows, summaries) = revisit::revisit_plan(plan, ctx);
     vec![
-        sink::write_snapshot_rows(pages, ctx),
         sink::write_snapshot_rows(groups, ctx),
         sink::write_table(
             aggs.clone().flat_map(|a| match a {
@@ -239,14 +233,13 @@ pub fn build<'s>(
     let analyses = &ctx.plan.job.analyses;
     // Split the per-snapshot messages off once: the rows are large. They are
     // messages of one snapshot each, not a collection.
-    let [ledger, pages, groups, plan, rank_nodes, echo_msgs, site_msgs] =
+    let [ledger, groups, plan, rank_nodes, echo_msgs, site_msgs] =
         split_updates(ledger.inner, "SplitLedgerOut", |o: &LedgerOut| match o {
-            LedgerOut::PageChange(_) => 1,
-            LedgerOut::GroupChange(_) => 2,
-            LedgerOut::PlanPage(_) => 3,
-            LedgerOut::RankNodes(_) | LedgerOut::RankPrev(..) => 4,
-            LedgerOut::Echo(_) => 5,
-            LedgerOut::StartEdge(_) | LedgerOut::NewEdge(_) | LedgerOut::Restored(_) => 6,
+            LedgerOut::GroupChange(_) => 1,
+            LedgerOut::PlanPage(_) => 2,
+            LedgerOut::RankNodes(_) | LedgerOut::RankPrev(..) => 3,
+            LedgerOut::Echo(_) => 4,
+            LedgerOut::StartEdge(_) | LedgerOut::NewEdge(_) | LedgerOut::Restored(_) => 5,
             _ => 0,
         });
     let ledger: VecCollection<'s, Seq, LedgerOut> = ledger.as_collection();
@@ -281,7 +274,7 @@ pub fn build<'s>(
         plan = plan.concat(ranks.weights);
     }
     if analyses.contains(&Analysis::Change) {
-        done.extend(build_change(ledger.clone(), pages, groups, plan, ctx));
+        done.extend(build_change(ledger.clone(), groups, plan, ctx));
     }
     if analyses.contains(&Analysis::Discovery) {
         done.extend(build_discovery(

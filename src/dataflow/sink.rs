@@ -131,39 +131,72 @@ where
         &format!("Write_{table}"),
         move |cap, _info| {
             let mut clock = EpochClock::new(&ctx, cap);
-            // Per snapshot, its open part file (`None` once writing it failed;
-            // the error is logged and the run fails at its end).
-            let mut open: BTreeMap<Seq, Option<PartWriter<R>>> = BTreeMap::new();
+            let mut open: BTreeMap<Seq, SnapshotPart<R>> = BTreeMap::new();
             move |(input, frontier), _output| {
                 input.for_each(|c, data| {
                     let t = *c.least().expect("rows carry a time");
-                    if !ctx.plan.writes(t) || data.is_empty() {
-                        return;
-                    }
-                    let part = open.entry(t).or_insert_with(|| {
-                        let path = part_path(&ctx.plan.table_dir(table, Some(t)), ctx.index);
-                        PartWriter::create(&path, &ctx.plan.job.write)
-                            .map_err(|e| ctx.log.borrow_mut().error(e))
-                            .ok()
-                    });
-                    let rc = RowContext {
-                        snapshot: Some(ctx.plan.meta(t)),
-                    };
-                    if let Some(w) = part {
-                        if let Err(e) = data.iter().try_for_each(|r| w.push(r, &rc)) {
-                            ctx.log.borrow_mut().error(e);
-                            *part = None;
-                        }
-                    }
+                    let part = open.entry(t).or_insert_with(|| SnapshotPart::new(&ctx, t));
+                    data.iter().for_each(|r| part.push(r));
                 });
                 while let Some(t) = clock.next_closed(|t| !frontier.less_equal(t)) {
-                    if let Some(Some(w)) = open.remove(&t) {
-                        record_written(&ctx, table, w.finish());
+                    if let Some(part) = open.remove(&t) {
+                        part.finish();
                     }
                 }
             }
         },
     )
+}
+
+/// A worker's part file of a per-snapshot table, for rows made in their final
+/// order (the same on every run) and written as they are made. The file is
+/// created at the first row: a worker without rows writes none, as for the
+/// other tables. Nothing is written at snapshots the run does not write (a
+/// restore). Errors are logged, and the run fails at its end.
+pub struct SnapshotPart<R: TableRow> {
+    ctx: WorkerCtx,
+    t: Seq,
+    /// `None` until the first row; `Some(None)` once writing failed.
+    writer: Option<Option<PartWriter<R>>>,
+}
+
+impl<R: TableRow> SnapshotPart<R> {
+    pub fn new(ctx: &WorkerCtx, t: Seq) -> Self {
+        SnapshotPart {
+            ctx: ctx.clone(),
+            t,
+            writer: None,
+        }
+    }
+
+    pub fn push(&mut self, row: &R) {
+        let (ctx, t) = (&self.ctx, self.t);
+        if !ctx.plan.writes(t) {
+            return;
+        }
+        let writer = self.writer.get_or_insert_with(|| {
+            let path = part_path(&ctx.plan.table_dir(R::TABLE.name, Some(t)), ctx.index);
+            PartWriter::create(&path, &ctx.plan.job.write)
+                .map_err(|e| ctx.log.borrow_mut().error(e))
+                .ok()
+        });
+        let rc = RowContext {
+            snapshot: Some(ctx.plan.meta(t)),
+        };
+        if let Some(w) = writer {
+            if let Err(e) = w.push(row, &rc) {
+                ctx.log.borrow_mut().error(e);
+                *writer = None;
+            }
+        }
+    }
+
+    /// Finishes the file, if any row was written.
+    pub fn finish(self) {
+        if let Some(Some(w)) = self.writer {
+            record_written(&self.ctx, R::TABLE.name, w.finish());
+        }
+    }
 }
 
 fn write_snapshot<R: TableRow>(ctx: &WorkerCtx, table: &str, t: Seq, current: &[(R, isize)]) {
