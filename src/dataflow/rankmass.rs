@@ -821,7 +821,7 @@ impl Orders {
             window_ppm: None,
         };
         let micros = started.elapsed().as_micros() as u64;
-        self.emit(key, o.downloads, &o.progress, o.rounds, o.crm, micros, out);
+        self.emit(key, &o.downloads, &o.progress, o.rounds, o.crm, micros, out);
     }
 
     /// Worker 0: the rows of the windowed ordering whose downloads arrived.
@@ -850,14 +850,13 @@ impl Orders {
                 algorithm: Algorithm::LNeighbor,
                 window_ppm: None,
             };
-            // The 100% window orders the same downloads its own way.
-            let full = self.windows.contains(&FULL);
-            let copy = if full { downloads.clone() } else { Vec::new() };
-            self.emit(key, downloads, &f.progress, f.rounds, f.crm, f.micros, out);
-            if !full {
+            self.emit(key, &downloads, &f.progress, f.rounds, f.crm, f.micros, out);
+            // The 100% window orders the same downloads its own way (sorted
+            // again below rather than copied: a copy was 80 MB at the run's
+            // peak on bench snapshot 9).
+            if !self.windows.contains(&FULL) {
                 return;
             }
-            downloads = copy;
         }
         let g = self.gathered.as_ref().expect("nodes arrive first");
         let url = |d: &Download| g.url_rank[d.node as usize];
@@ -866,7 +865,7 @@ impl Orders {
             algorithm: Algorithm::Windowed,
             window_ppm: Some(f.window),
         };
-        self.emit(key, downloads, &f.progress, f.rounds, f.crm, f.micros, out);
+        self.emit(key, &downloads, &f.progress, f.rounds, f.crm, f.micros, out);
     }
 
     /// Worker 0: an ordering's curve and summary rows, and each download's
@@ -876,7 +875,7 @@ impl Orders {
     fn emit(
         &mut self,
         key: OrderingKey,
-        downloads: Vec<Download>,
+        downloads: &[Download],
         progress: &[(u64, u128)],
         rounds: u32,
         crm: u128,
@@ -904,6 +903,7 @@ impl Orders {
             final_guaranteed: crm,
             downloads: downloads.len() as i64,
         })));
+        drop(ranks);
         // Workers without nodes share their base with the next one, so a
         // node's owner is the last worker whose nodes start at or before it.
         let owner = |d: &Download| g.base.partition_point(|&b| b <= d.node) - 1;
@@ -911,7 +911,7 @@ impl Orders {
         // (4M downloads of 24 bytes on bench snapshot 9), and doubling left up
         // to half of them unused.
         let mut sizes = vec![0usize; self.peers];
-        for d in &downloads {
+        for d in downloads {
             sizes[owner(d)] += 1;
         }
         let mut placed: Vec<Vec<Placed>> = sizes.into_iter().map(Vec::with_capacity).collect();
