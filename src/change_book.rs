@@ -11,7 +11,6 @@
 //! touched, its old contributions are subtracted and its new ones added, so their
 //! cost is the snapshot's, not the collection's.
 
-use std::collections::BTreeMap;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
@@ -204,22 +203,32 @@ pub fn interval_bin(tau_us: u64) -> i32 {
     ((tau_us as f64 / 1e6).ln() / BIN_BASE.ln()).floor() as i32
 }
 
-/// Changed intervals by bin: `(count, summed µs)`.
+/// Changed intervals by bin: `(bin, count, summed µs)`, in bin order. A
+/// sorted vector rather than a `BTreeMap`, whose nodes have room for eleven
+/// bins however few a group has: the groups' bins were 42 MB on bench
+/// snapshot 9 with 1 worker.
 #[derive(Clone, Debug, Default)]
-struct Bins(BTreeMap<i32, (u64, u128)>);
+struct Bins(Vec<(i32, u64, u128)>);
 
 impl Bins {
     fn add(&mut self, tau_us: u64) {
-        let b = self.0.entry(interval_bin(tau_us)).or_default();
-        b.0 += 1;
-        b.1 += u128::from(tau_us);
+        let bin = interval_bin(tau_us);
+        let i = match self.0.binary_search_by_key(&bin, |b| b.0) {
+            Ok(i) => i,
+            Err(i) => {
+                self.0.insert(i, (bin, 0, 0));
+                i
+            }
+        };
+        self.0[i].1 += 1;
+        self.0[i].2 += u128::from(tau_us);
     }
 
-    /// Each bin as `(mean τ in seconds, count)`.
+    /// Each bin as `(mean τ in seconds, count)`, in bin order.
     fn means(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
         self.0
-            .values()
-            .map(|&(c, sum)| (sum as f64 / c as f64 / 1e6, c))
+            .iter()
+            .map(|&(_, c, sum)| (sum as f64 / c as f64 / 1e6, c))
     }
 }
 
