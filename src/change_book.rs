@@ -441,7 +441,7 @@ impl ChangeBook {
                 UNCHANGED
             };
             // Exactly: a history grows by one entry a snapshot, and doubling
-            // left a third of the histories' 80 MB unused.
+            // left about 40% of the histories' 84 MB unused (bench snapshot 9).
             h.entries.reserve_exact(1);
             h.entries.push((tau << 2) | kind);
             if kind != GAP {
