@@ -12,7 +12,7 @@ use timely::dataflow::Stream;
 
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
-use crate::model::Seq;
+use crate::model::{Seq, SnapshotMeta};
 use crate::output::batch::{RowContext, TableRow};
 use crate::output::parquet::{part_path, write_rows, PartWriter};
 
@@ -155,7 +155,9 @@ where
 /// restore). Errors are logged, and the run fails at its end.
 pub struct SnapshotPart<R: TableRow> {
     ctx: WorkerCtx,
-    t: Seq,
+    /// The snapshot, looked up once rather than per row; `None` when the run
+    /// does not write it.
+    meta: Option<SnapshotMeta>,
     /// `None` until the first row; `Some(None)` once writing failed.
     writer: Option<Option<PartWriter<R>>>,
 }
@@ -164,24 +166,27 @@ impl<R: TableRow> SnapshotPart<R> {
     pub fn new(ctx: &WorkerCtx, t: Seq) -> Self {
         SnapshotPart {
             ctx: ctx.clone(),
-            t,
+            meta: ctx.plan.writes(t).then(|| ctx.plan.meta(t).clone()),
             writer: None,
         }
     }
 
     pub fn push(&mut self, row: &R) {
-        let (ctx, t) = (&self.ctx, self.t);
-        if !ctx.plan.writes(t) {
+        let Some(meta) = &self.meta else {
             return;
-        }
+        };
+        let ctx = &self.ctx;
         let writer = self.writer.get_or_insert_with(|| {
-            let path = part_path(&ctx.plan.table_dir(R::TABLE.name, Some(t)), ctx.index);
+            let path = part_path(
+                &ctx.plan.table_dir(R::TABLE.name, Some(meta.seq)),
+                ctx.index,
+            );
             PartWriter::create(&path, &ctx.plan.job.write)
                 .map_err(|e| ctx.log.borrow_mut().error(e))
                 .ok()
         });
         let rc = RowContext {
-            snapshot: Some(ctx.plan.meta(t)),
+            snapshot: Some(meta),
         };
         if let Some(w) = writer {
             if let Err(e) = w.push(row, &rc) {
