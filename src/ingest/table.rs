@@ -285,16 +285,13 @@ impl Row<'_> {
     /// Times beyond the microseconds an `i64` holds are errors (`i64::MIN` too:
     /// the ledger's "no time").
     pub fn time(&self, col: usize) -> Result<Option<Micros>, String> {
-        let micros = self.raw_time(col)?;
-        match micros {
-            Some(None) | Some(Some(Micros::MIN)) => Err("time out of range".to_string()),
-            Some(Some(t)) => Ok(Some(t)),
-            None => Ok(None),
+        match self.raw_time(col)? {
+            Some(Micros::MIN) => Err(OUT_OF_RANGE.to_string()),
+            t => Ok(t),
         }
     }
 
-    /// The cell's microseconds: `None` when null, `Some(None)` on overflow.
-    fn raw_time(&self, col: usize) -> Result<Option<Option<Micros>>, String> {
+    fn raw_time(&self, col: usize) -> Result<Option<Micros>, String> {
         if let Row::Arrow { columns, row } = self {
             if let Some(a) = &columns[col] {
                 if a.is_null(*row) {
@@ -304,24 +301,23 @@ impl Row<'_> {
                 match a.data_type() {
                     DataType::Timestamp(unit, _) => {
                         return Ok(Some(match unit {
-                            TimeUnit::Second => a
-                                .as_primitive::<TimestampSecondType>()
-                                .value(r)
-                                .checked_mul(1_000_000),
-                            TimeUnit::Millisecond => a
-                                .as_primitive::<TimestampMillisecondType>()
-                                .value(r)
-                                .checked_mul(1_000),
+                            TimeUnit::Second => {
+                                scaled(a.as_primitive::<TimestampSecondType>().value(r), 1_000_000)?
+                            }
+                            TimeUnit::Millisecond => scaled(
+                                a.as_primitive::<TimestampMillisecondType>().value(r),
+                                1_000,
+                            )?,
                             TimeUnit::Microsecond => {
-                                Some(a.as_primitive::<TimestampMicrosecondType>().value(r))
+                                a.as_primitive::<TimestampMicrosecondType>().value(r)
                             }
                             TimeUnit::Nanosecond => {
-                                Some(a.as_primitive::<TimestampNanosecondType>().value(r) / 1_000)
+                                a.as_primitive::<TimestampNanosecondType>().value(r) / 1_000
                             }
                         }))
                     }
                     DataType::Int64 | DataType::Int32 => {
-                        return self.int(col).map(|v| v.map(|s| s.checked_mul(1_000_000)))
+                        return self.int(col)?.map(|s| scaled(s, 1_000_000)).transpose()
                     }
                     _ => {}
                 }
@@ -329,9 +325,17 @@ impl Row<'_> {
         }
         match self.text(col)? {
             None => Ok(None),
-            Some(s) => parse_time(s).map(|t| Some(Some(t))),
+            Some(s) => parse_time(s).map(Some),
         }
     }
+}
+
+const OUT_OF_RANGE: &str = "time out of range";
+
+/// `v` units of `per_unit` microseconds, or an error past an `i64`.
+fn scaled(v: i64, per_unit: i64) -> Result<Micros, String> {
+    v.checked_mul(per_unit)
+        .ok_or_else(|| OUT_OF_RANGE.to_string())
 }
 
 /// Entry `key` of a dictionary of text (as [`Row::dict_key`] gives it).
