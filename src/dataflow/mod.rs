@@ -39,6 +39,11 @@ use crate::output::discovery::{
 use crate::output::rows::{HostCounts, SnapshotRow};
 use plan::{RunPlan, WorkerLog};
 
+/// Rows an operator hands on per activation when it makes a snapshot's rows
+/// in batches (the `pagerank`, `rankmass_order` and `revisit_plan` rows), so
+/// that the writer takes each batch before the next is made.
+const ROWS_PER_ACTIVATION: usize = 1 << 16;
+
 /// Per-worker context the operators share.
 #[derive(Clone)]
 pub struct WorkerCtx {

@@ -39,7 +39,7 @@ use crate::algo::pagerank::{
 use crate::algo::url_order::LocalOrder;
 use crate::dataflow::rankmass::{GraphPart, NodesPart, Orders, Placed};
 use crate::dataflow::split::split_by_kind;
-use crate::dataflow::WorkerCtx;
+use crate::dataflow::{WorkerCtx, ROWS_PER_ACTIVATION};
 use crate::error::OutputError;
 use crate::ingest::{TrustWeights, UrlText};
 use crate::job::Analysis;
@@ -54,9 +54,6 @@ use crate::state::{self, StateRecord, StateWriter};
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 type Time = Product<Seq, u32>;
-
-/// How many `rankmass_order` rows a worker hands on per activation.
-const ROWS_PER_ACTIVATION: usize = 1 << 16;
 
 /// What workers send each other in a round; `to` is the receiving worker's
 /// index (timely routes `to % peers`), `from` the sender's.

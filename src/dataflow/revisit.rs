@@ -26,7 +26,7 @@ use crate::algo::revisit::{
     page_freshness, Final, PageSet, Partial, PlanPage, RateBins, Search, Step,
 };
 use crate::dataflow::split::split_by_kind;
-use crate::dataflow::WorkerCtx;
+use crate::dataflow::{WorkerCtx, ROWS_PER_ACTIVATION};
 use crate::job::Analysis;
 
 use crate::ledger::{Ledger, LedgerOut};
@@ -51,9 +51,6 @@ enum SolveOut {
     Plan(RevisitPlanRow),
     Summary((RevisitSummaryRow, Seq, isize)),
 }
-
-/// Rows handed on per activation once a snapshot's plan is final.
-const ROWS_PER_ACTIVATION: usize = 1 << 16;
 
 /// Fixed-point scale of summed freshness.
 const FRESH_SCALE: f64 = 1e12;
