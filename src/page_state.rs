@@ -202,14 +202,42 @@ mod tests {
             (Some(200), 1, 4)
         );
         assert_eq!((s.first_seen, s.last_seen, s.alive), (4, 8, true));
-        for st in [s, fresh] {
-            let r = PageRecord::from(st.clone());
-            let back = PageState::from(r.clone());
-            assert_eq!(back, st);
-            // State files are bincode.
-            let bytes = bincode::serialize(&st).unwrap();
-            assert_eq!(bytes, bincode::serialize(&r).unwrap());
-            assert_eq!(bincode::deserialize::<PageState>(&bytes).unwrap(), st);
+        // State files are bincode, which writes a struct as its fields in
+        // order: the old layout's fields, written out here by hand.
+        let u = url("http://a.example/x");
+        let old_fetched = (
+            u.clone(),
+            HostId(3),
+            4u64,
+            8u64,
+            Some(5u64),
+            Some(8u64),
+            Some(-7i64),
+            Some(300i64),
+            (4u32, 1u32, 0u64),
+            Some(200i32),
+            true,
+        );
+        let old_fresh = (
+            u,
+            HostId(3),
+            4u64,
+            4u64,
+            None::<u64>,
+            None::<u64>,
+            None::<i64>,
+            None::<i64>,
+            (0u32, 0u32, 0u64),
+            None::<i32>,
+            false,
+        );
+        let old = [
+            bincode::serialize(&old_fetched).unwrap(),
+            bincode::serialize(&old_fresh).unwrap(),
+        ];
+        for (st, old) in [s, fresh].into_iter().zip(old) {
+            assert_eq!(bincode::serialize(&st).unwrap(), old);
+            assert_eq!(bincode::deserialize::<PageState>(&old).unwrap(), st);
         }
     }
 }
