@@ -40,7 +40,7 @@ use crate::output::rows::{HostCounts, SnapshotRow};
 use plan::{RunPlan, WorkerLog};
 
 /// Rows an operator hands on per activation when it makes a snapshot's rows
-/// in batches (the `pagerank`, `rankmass_order` and `revisit_plan` rows), so
+/// in batches (the `pagerank` and `revisit_plan` rows), so
 /// that the writer takes each batch before the next is made.
 const ROWS_PER_ACTIVATION: usize = 1 << 16;
 
@@ -271,8 +271,8 @@ pub fn build<'s>(
         done.push(sink::write_ordered_snapshot_rows(ranks.rows, ctx));
         done.push(sink::write_snapshot_rows(ranks.runs, ctx));
         done.push(sink::write_snapshot_rows(ranks.hosts, ctx));
-        // Worker 0 numbers each ordering and emits its rows in rank order.
-        done.push(sink::write_ordered_snapshot_rows(ranks.orders, ctx));
+        // The `rankmass_order` rows are written inside the stage, a worker's
+        // as worker 0 sends it the ranks of its downloads.
         done.push(sink::write_snapshot_rows(ranks.curves, ctx));
         done.push(sink::write_snapshot_rows(ranks.summaries, ctx));
         // The revisit plan weighs pages by their PageRank, and so waits for it.

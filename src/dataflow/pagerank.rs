@@ -37,7 +37,8 @@ use crate::algo::pagerank::{
     Gram, HostMass, LinkFactor, Relaxation, ONE,
 };
 use crate::algo::url_order::LocalOrder;
-use crate::dataflow::rankmass::{GraphPart, NodesPart, Orders, Placed};
+use crate::dataflow::rankmass::{GraphPart, NodesPart, OrderRows, Orders, Placed};
+use crate::dataflow::sink::SnapshotPart;
 use crate::dataflow::split::split_by_kind;
 use crate::dataflow::{WorkerCtx, ROWS_PER_ACTIVATION};
 use crate::error::OutputError;
@@ -210,13 +211,12 @@ pub enum Out {
     /// A page's rank as its revisit weight, at snapshot `Seq`.
     Weight((PageId, u64, Seq)),
     Host(HostRankRow),
-    Order(RankmassOrderRow),
     Curve(Box<RankmassCurveRow>),
     Summary(Box<RankmassSummaryRow>),
 }
 
 impl Out {
-    const KINDS: usize = 8;
+    const KINDS: usize = 7;
 
     /// Its output stream, in declaration order.
     fn kind(&self) -> usize {
@@ -226,9 +226,8 @@ impl Out {
             Out::Run(_) => 2,
             Out::Weight(_) => 3,
             Out::Host(_) => 4,
-            Out::Order(_) => 5,
-            Out::Curve(_) => 6,
-            Out::Summary(_) => 7,
+            Out::Curve(_) => 5,
+            Out::Summary(_) => 6,
         }
     }
 }
@@ -678,22 +677,21 @@ struct Solver {
 impl Solver {
     /// Whether the finished snapshot has rows still to hand on.
     fn has_rows(&self) -> bool {
-        self.rows_next.is_some() || self.orders.has_rows()
+        self.rows_next.is_some()
     }
 
-    /// Up to `max` of the finished snapshot's rows: first its `pagerank` rows
-    /// and revisit weights, in node order, then the orderings' rows. They are
-    /// made a batch at a time from the part and the ledger's URLs, so that the
-    /// writers take each batch before the next is made: made at once, they
-    /// were the peak of a run's memory (600 MB on bench snapshot 9 with 1
-    /// worker, in `Out` records, their strings and the writer's sorted copy).
-    /// Once all are handed on, the part and the ranks are let go.
+    /// Up to `max` of the finished snapshot's `pagerank` rows and revisit
+    /// weights, in node order. They are made a batch at a time from the part
+    /// and the ledger's URLs, so that the writers take each batch before the
+    /// next is made: made at once, they were the peak of a run's memory
+    /// (600 MB on bench snapshot 9 with 1 worker, in `Out` records, their
+    /// strings and the writer's sorted copy). Once all are handed on, the part
+    /// and the ranks are let go.
     fn take_rows(&mut self, ledger: &Ledger, max: usize, out: &mut Vec<Out>) {
         let p = &self.part;
         let x = &self.x[0];
-        let mut left = max;
         if let Some((t, from)) = self.rows_next {
-            let to = p.pages.len().min(from.saturating_add(left));
+            let to = p.pages.len().min(from.saturating_add(max));
             for (i, &rank) in x.iter().enumerate().take(to).skip(from) {
                 if self.weights {
                     out.push(Out::Weight((p.pages[i], rank, t)));
@@ -707,11 +705,7 @@ impl Solver {
                     out_links: i64::from(p.out_degree(i)),
                 }));
             }
-            left -= to - from;
             self.rows_next = (to < p.pages.len()).then_some((t, to));
-        }
-        if self.rows_next.is_none() {
-            self.orders.take_rows(p, ledger, left, out);
         }
         if !self.has_rows() {
             self.part = Part::default();
@@ -1014,8 +1008,6 @@ pub struct PageRankOut<'s> {
     /// When the change analysis runs, every node's rank as a
     /// [`LedgerOut::PlanWeight`] for the revisit plan.
     pub weights: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
-    /// Each worker's `rankmass_order` rows of its own pages, in rank order.
-    pub orders: Stream<'s, Seq, Vec<RankmassOrderRow>>,
     /// Worker 0's curve and summary rows of the crawl orderings.
     pub curves: Stream<'s, Seq, Vec<RankmassCurveRow>>,
     pub summaries: Stream<'s, Seq, Vec<RankmassSummaryRow>>,
@@ -1097,10 +1089,13 @@ pub fn pagerank<'s>(
                     cap
                 });
                 let mut round: Option<Capability<Time>> = None;
-                // While numbered orderings have rows of this worker's pages to
-                // hand on, at the time of the snapshot's last round (see
+                // While the solved snapshot has `pagerank` rows of this
+                // worker's pages to hand on, at the time of its last round (see
                 // `take_rows`).
                 let mut rows_at: Option<Capability<Time>> = None;
+                // The snapshot's `rankmass_order` part file, written as the
+                // ranks of this worker's downloads arrive.
+                let mut order_file: Option<SnapshotPart<RankmassOrderRow>> = None;
                 let mut next = 0usize;
                 let mut phase = Phase::Nodes;
                 let mut stash: BTreeMap<Seq, Vec<RankNodes>> = BTreeMap::new();
@@ -1194,7 +1189,16 @@ pub fn pagerank<'s>(
                         let finished = match phase {
                             Phase::Nodes => unreachable!("rounds follow the nodes"),
                             Phase::Orders => {
-                                solver.orders.receive(&solver.part, sums, masses, rest, &mut emitted)
+                                let ledger = ctx.ledger.borrow();
+                                let mut rows = OrderRows {
+                                    ledger: &ledger,
+                                    file: order_file.get_or_insert_with(|| SnapshotPart::new(&ctx, t)),
+                                };
+                                let done = solver.orders.receive(&solver.part, sums, masses, rest, &mut rows, &mut emitted);
+                                if done {
+                                    order_file.take().expect("opened above").finish();
+                                }
+                                done
                             }
                             Phase::Edges => {
                                 // By sender, so that added nodes get the same
@@ -1396,9 +1400,9 @@ pub fn pagerank<'s>(
                         if finished {
                             solver.finish(t, &ctx.ledger.borrow(), &mut emitted);
                             // The rows are made after the solve and the orderings,
-                            // so that making and writing one ordering's rows does
-                            // not run inside the next one's rounds and count in
-                            // its time (`rankmass_summary.seconds`).
+                            // so that making and writing them does not run inside
+                            // the orderings' rounds and count in their time
+                            // (`rankmass_summary.seconds`).
                             if solver.has_rows() {
                                 rows_at = Some(r.clone());
                                 activator.activate();
@@ -1442,7 +1446,6 @@ pub fn pagerank<'s>(
         let weights =
             take!(Out::Weight).map(|(page, rank, t)| (LedgerOut::PlanWeight(page, rank), t, 1));
         let hosts = take!(Out::Host);
-        let orders = take!(Out::Order);
         let curves = take!(Out::Curve).map(|r| *r);
         let summaries = take!(Out::Summary).map(|r| *r);
         PageRankOut {
@@ -1450,7 +1453,6 @@ pub fn pagerank<'s>(
             runs: runs.leave(outer),
             hosts: hosts.leave(outer),
             weights: weights.leave(outer),
-            orders: orders.leave(outer),
             curves: curves.leave(outer),
             summaries: summaries.leave(outer),
         }

@@ -40,6 +40,7 @@ use crate::algo::rankmass::{
     target_units, Download,
 };
 use crate::dataflow::pagerank::{broadcast, Msg, Out, Part, Sums};
+use crate::dataflow::sink::SnapshotPart;
 use crate::job::RankmassParams;
 use crate::ledger::Ledger;
 use crate::output::rankmass::{
@@ -72,8 +73,11 @@ enum Stage {
     Ties,
     /// Waiting for a propagation pass.
     Pass,
-    /// The last ordering is done; worker 0 waits for its downloads.
+    /// An ordering is done; worker 0 waits for its downloads.
     Collect,
+    /// Worker 0 has numbered the ordering; the workers wait for the ranks of
+    /// their downloads, and write its rows before the next ordering starts.
+    Rows,
     /// Worker 0 has numbered every ordering; the workers wait for the ranks
     /// of their downloads.
     Done,
@@ -208,11 +212,28 @@ pub struct Orders {
     graphs: Vec<(u32, GraphPart)>,
     /// The pass's sums per slot, reused by every pass.
     acc: Vec<u64>,
-    /// This worker's downloads of numbered orderings whose `rankmass_order`
-    /// rows are not yet handed on, and how many of the first one's are (see
-    /// [`Orders::take_rows`]).
-    pending: VecDeque<(OrderingKey, Vec<Placed>)>,
-    taken: usize,
+}
+
+/// Where a worker writes its `rankmass_order` rows as the ranks of its
+/// downloads arrive: the snapshot's part file, and the ledger for the URLs.
+pub struct OrderRows<'a> {
+    pub ledger: &'a Ledger,
+    pub file: &'a mut SnapshotPart<RankmassOrderRow>,
+}
+
+impl OrderRows<'_> {
+    /// The rows of this worker's downloads in an ordering, in rank order.
+    fn write(&mut self, part: &Part, key: OrderingKey, placed: &[Placed]) {
+        for p in placed {
+            self.file.push(&RankmassOrderRow {
+                key,
+                rank: p.rank as i64,
+                url: part.url(self.ledger, p.node as usize).url.to_string(),
+                round: i64::from(p.round),
+                bound: p.bound,
+            });
+        }
+    }
 }
 
 impl Orders {
@@ -240,45 +261,6 @@ impl Orders {
             gathered: None,
             graphs: Vec::new(),
             acc: Vec::new(),
-            pending: VecDeque::new(),
-            taken: 0,
-        }
-    }
-
-    /// Whether finished orderings have rows not yet handed on.
-    pub fn has_rows(&self) -> bool {
-        !self.pending.is_empty()
-    }
-
-    /// Up to `max` rows of this worker's pages in the numbered orderings, in
-    /// rank order, with the URLs of `part`'s nodes from the ledger. The rows
-    /// are made here, a batch at a time, rather than all at once as worker 0
-    /// numbers an ordering: L-Neighbor and the 100% window finish together
-    /// with a row per node each, and all of them at once, with a copy of
-    /// their URLs, were the largest single allocation of a snapshot
-    /// (490 MB on bench snapshot 9, 1 worker).
-    pub fn take_rows(&mut self, part: &Part, ledger: &Ledger, max: usize, out: &mut Vec<Out>) {
-        let mut left = max;
-        while left > 0 {
-            let Some((key, placed)) = self.pending.front() else {
-                break;
-            };
-            let end = placed.len().min(self.taken + left);
-            for p in &placed[self.taken..end] {
-                out.push(Out::Order(RankmassOrderRow {
-                    key: *key,
-                    rank: p.rank as i64,
-                    url: part.url(ledger, p.node as usize).url.to_string(),
-                    round: i64::from(p.round),
-                    bound: p.bound,
-                }));
-            }
-            left -= end - self.taken;
-            self.taken = end;
-            if end == placed.len() {
-                self.pending.pop_front();
-                self.taken = 0;
-            }
         }
     }
 
@@ -293,10 +275,6 @@ impl Orders {
         max_edges: u64,
         out: &mut Vec<Out>,
     ) {
-        assert!(
-            self.pending.is_empty(),
-            "the last snapshot's rows are handed on before the next starts"
-        );
         self.trust_total = trust_total;
         self.single_page = edges <= max_edges;
         self.finished.clear();
@@ -333,13 +311,7 @@ impl Orders {
     }
 
     fn next_run(&mut self, part: &Part, out: &mut Vec<Out>) {
-        let Some(window) = self.queue.pop_front() else {
-            self.run = Some(Run {
-                stage: Stage::Collect,
-                ..self.empty_run(FULL)
-            });
-            return;
-        };
+        let window = self.queue.pop_front().expect("an ordering is left to run");
         let mut run = self.empty_run(window);
         run.rm = part
             .trust
@@ -484,13 +456,15 @@ impl Orders {
         run.stage = Stage::Pass;
     }
 
-    /// A round of messages; true when the snapshot's orderings are all done.
+    /// A round of messages; true when the snapshot's orderings are all done
+    /// and their rows of this worker's pages written to `rows`.
     pub fn receive(
         &mut self,
         part: &Part,
         sums: Sums,
         masses: Vec<(u32, Vec<u64>)>,
         rest: Vec<Msg>,
+        rows: &mut OrderRows<'_>,
         out: &mut Vec<Out>,
     ) -> bool {
         let mut hist = vec![0u64; FINE_BUCKETS];
@@ -521,9 +495,12 @@ impl Orders {
                 Msg::Log {
                     from, downloads, ..
                 } => logs.push((from, downloads)),
-                Msg::Rows { key, placed, .. } if !placed.is_empty() => {
-                    self.pending.push_back((key, placed));
-                }
+                // Written at once and let go: waiting for the end of the
+                // snapshot, every ordering's placed downloads were held
+                // together (155 MB on bench snapshot 9, 1 worker). No
+                // ordering is under way in this round (`Stage::Rows`), so
+                // the writing counts in no ordering's time.
+                Msg::Rows { key, placed, .. } => rows.write(part, key, &placed),
                 _ => {}
             }
         }
@@ -536,6 +513,7 @@ impl Orders {
         }
         let stage = self.run().stage;
         match stage {
+            Stage::Collect if !self.queue.is_empty() => self.run().stage = Stage::Rows,
             Stage::Collect => {
                 // Last, so that it does not hold up the windowed ones' rounds
                 // (and their times).
@@ -547,6 +525,9 @@ impl Orders {
                 self.gathered = None;
                 self.run().stage = Stage::Done;
             }
+            // This round brought the ranks of the last ordering's downloads,
+            // written above.
+            Stage::Rows => self.next_run(part, out),
             // This round brought the ranks of the last orderings.
             Stage::Done => return true,
             Stage::Fine => self.on_fine(part, hist, out),
@@ -755,7 +736,11 @@ impl Orders {
                 micros: run.started.elapsed().as_micros() as u64,
             });
         }
-        self.next_run(part, out);
+        // The next ordering starts once this one's rows are written.
+        self.run = Some(Run {
+            stage: Stage::Collect,
+            ..self.empty_run(run.window)
+        });
     }
 
     /// Worker 0: every worker's nodes, numbered by worker, then position.
@@ -869,8 +854,8 @@ impl Orders {
     }
 
     /// Worker 0: an ordering's curve and summary rows, and each download's
-    /// rank sent to its page's worker, which makes its `rankmass_order` row
-    /// (see [`Orders::take_rows`]).
+    /// rank sent to its page's worker, which writes its `rankmass_order` row
+    /// (see [`OrderRows`]).
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
