@@ -41,6 +41,9 @@ pub fn stage_peak() -> u64 {
 
 /// Starts a stage: later [`stage_peak`] readings cover it alone (where the
 /// kernel supports resetting the peak; otherwise they cover the run so far).
+/// The reset also lowers the peak the kernel reports for the process
+/// (`getrusage`'s `ru_maxrss`, what `/usr/bin/time` prints) to the last
+/// stage's: the run's own is [`overall_peak`].
 pub fn start_stage() {
     stage_peak();
     // "5" resets the peak RSS (Linux 4.0+); failure leaves the readings cumulative.
