@@ -1,5 +1,10 @@
 use std::process::ExitCode;
 
+/// See `memory::tune_allocator`.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     webevo::memory::tune_allocator();
     match webevo::cli::run(std::env::args_os()) {
