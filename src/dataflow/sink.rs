@@ -115,8 +115,8 @@ where
 
 /// As [`write_snapshot_rows`], for a table whose rows a worker emits already
 /// in their final order, the same order on every run: each batch is written as
-/// it arrives, so the rows are never all held at once (a snapshot's crawl
-/// orderings are about five rows per page).
+/// it arrives, so the rows are never all held at once (the `pagerank` and
+/// `revisit_plan` rows, a row per page).
 pub fn write_ordered_snapshot_rows<'s, R>(
     rows: Stream<'s, Seq, Vec<R>>,
     ctx: &WorkerCtx,
