@@ -36,7 +36,7 @@ use crate::change_book::{BookRow, ChangeBook, ChangeKey};
 use crate::dataflow::echo::{EchoMsg, SourceObs};
 use crate::id_map::IdMap;
 use crate::ingest::{ClickObs, LinkObs, Mention, OddRows, PageObs, Record, UrlText};
-use crate::link_set::{self, Fresh, HostIndex, Link, LinkSet};
+use crate::link_set::{self, Fresh, HostIndex, Link, LinkGather, LinkSet};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
 use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::output::echo::SourceKind;
@@ -195,22 +195,24 @@ impl RankNodes {
 }
 
 /// The records of one epoch on one worker, sorted by kind as they arrive, so a
-/// link costs its 24-byte [`Link`] and nothing more while the epoch gathers.
+/// link costs its 12 bytes in a [`LinkGather`] and nothing more while the
+/// epoch gathers.
 #[derive(Default)]
 pub struct Batch {
     pub pages: Vec<PageObs>,
     pub mentions: Vec<Mention>,
-    pub links: Vec<Link>,
+    pub links: LinkGather,
     pub restore: Vec<StateRecord>,
     pub clicks: Vec<ClickObs>,
 }
 
 impl Batch {
-    /// A batch expecting about `links` links (the previous epoch's count), so the
-    /// largest vector does not overshoot by doubling.
-    pub fn with_link_capacity(links: usize) -> Batch {
+    /// A batch expecting about `links` links from `sources` sources (the
+    /// previous epoch's counts), so the largest vectors do not overshoot by
+    /// doubling.
+    pub fn with_link_capacity(links: usize, sources: usize) -> Batch {
         Batch {
-            links: Vec::with_capacity(links + links / 8),
+            links: LinkGather::with_capacity(links, sources),
             ..Batch::default()
         }
     }
@@ -244,7 +246,7 @@ pub struct Ledger {
     fresh_links: Fresh,
     /// Links read back from the state, made a [`LinkSet`] when the restore
     /// completes.
-    restoring_links: Vec<Link>,
+    restoring_links: LinkGather,
     /// `F`, `K` and the alive set of the last snapshot, sorted.
     fetched: Vec<PageId>,
     known: Vec<PageId>,
@@ -358,6 +360,11 @@ impl Ledger {
         self.links.len()
     }
 
+    /// The number of pages with links in the last snapshot.
+    pub fn link_sources(&self) -> usize {
+        self.links.sources_len()
+    }
+
     /// Where a [`Batch`] interns the hosts of the links it gathers.
     pub fn link_hosts(&mut self) -> &mut HostIndex {
         &mut self.link_hosts
@@ -400,9 +407,9 @@ impl Ledger {
             }
             StateRecord::Link(l) => self.restoring_links.push(self.link_hosts.link(l)),
             StateRecord::Outlinks(o) => {
-                let hosts = &mut self.link_hosts;
-                self.restoring_links
-                    .extend(o.links().map(|l| hosts.link(l)))
+                for l in o.links() {
+                    self.restoring_links.push(self.link_hosts.link(l));
+                }
             }
             StateRecord::Event(k, c) => self.events.push((k, c)),
             StateRecord::Site(host, bytes) => {
@@ -451,11 +458,8 @@ impl Ledger {
                 self.alive.push(*id);
             }
         }
-        let mut links = std::mem::take(&mut self.restoring_links);
-        links.sort_unstable();
-        links.dedup();
-        self.links = LinkSet::from_sorted(&links);
-        drop(links);
+        let mut duplicates = 0;
+        self.links = std::mem::take(&mut self.restoring_links).into_set(&mut duplicates);
         for l in self.link_keys() {
             deltas.add(l.src_host, HostFact::Link, 1);
         }
@@ -893,27 +897,19 @@ impl Ledger {
     fn advance_links(
         &mut self,
         meta: &SnapshotMeta,
-        mut links: Vec<Link>,
+        links: LinkGather,
         fetched: &[PageId],
         deltas: &mut Deltas,
         events: &mut Deltas,
     ) {
-        links.sort_unstable();
-        let before = links.len();
-        links.dedup();
-        self.odd.duplicate_links += (before - links.len()) as u64;
+        let mut links = links.into_set(&mut self.odd.duplicate_links);
         if meta.partial {
             // Keep the outlinks of pages this snapshot did not cover.
-            let mut covered: Vec<PageId> = links.iter().map(|l| l.src).collect();
+            let mut covered: Vec<PageId> = links.sources().map(|o| o.src).collect();
             covered.extend_from_slice(fetched);
             covered.sort_unstable();
             covered.dedup();
-            links.extend(
-                self.links
-                    .iter()
-                    .filter(|l| covered.binary_search(&l.src).is_err()),
-            );
-            links.sort_unstable();
+            links = links.with_kept(&self.links, &covered);
         }
         let hosts = &self.link_hosts;
         self.fresh_links = link_set::diff(&self.links, &links, |l, d| {
@@ -926,10 +922,7 @@ impl Ledger {
             };
             events.add(host, event, 1);
         });
-        // The old set goes before the new one is built: only one of them is
-        // ever held beside the gathered links.
-        self.links = LinkSet::default();
-        self.links = LinkSet::from_sorted(&links);
+        self.links = links;
     }
 
     fn note_host(&mut self, host: HostId, name: &str, t: Seq, out: &mut Updates<'_>) {

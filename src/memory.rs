@@ -172,6 +172,26 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
+/// Whether `WEBEVO_MEMORY_TRACE` is set: then [`trace`] prints.
+fn tracing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("WEBEVO_MEMORY_TRACE").is_some())
+}
+
+/// With `WEBEVO_MEMORY_TRACE` set, prints the resident memory now and the
+/// peak since the stage started, at a named point of a snapshot's work: where
+/// inside a stage its peak is, which the per-stage peaks cannot tell.
+pub fn trace(what: impl FnOnce() -> String) {
+    if tracing() {
+        eprintln!(
+            "webevo: memory: {}: resident {} MiB, stage peak {} MiB",
+            what(),
+            resident() >> 20,
+            read_hwm() >> 20
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

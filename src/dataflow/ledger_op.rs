@@ -67,9 +67,9 @@ pub fn ledger<'s>(
                     let mut ledger = shared.borrow_mut();
                     input.for_each(|c, data| {
                         let t = *c.least().expect("records carry a time");
-                        let batch = stash
-                            .entry(t)
-                            .or_insert_with(|| Batch::with_link_capacity(ledger.links()));
+                        let batch = stash.entry(t).or_insert_with(|| {
+                            Batch::with_link_capacity(ledger.links(), ledger.link_sources())
+                        });
                         let hosts = ledger.link_hosts();
                         data.drain(..).for_each(|r| batch.push(r, hosts));
                     });
@@ -123,9 +123,17 @@ fn fold(
     let odd_before = ledger.odd;
     let mut page_rows = SnapshotPart::<PageChangeRow>::new(ctx, t);
     let mut write_row = |r: PageChangeRow| page_rows.push(&r);
+    crate::memory::trace(|| {
+        format!(
+            "worker {} snapshot {t}: ledger fold starts ({} links gathered)",
+            ctx.index,
+            batch.links.len()
+        )
+    });
     let result = ledger.advance_into(ctx.plan.meta(t), batch, &mut updates, &mut write_row);
     updates.flush();
     page_rows.finish();
+    crate::memory::trace(|| format!("worker {} snapshot {t}: ledger fold done", ctx.index));
     let mut log = ctx.log.borrow_mut();
     let odd = log.odd.entry(t).or_default();
     odd.duplicate_links += ledger.odd.duplicate_links - odd_before.duplicate_links;

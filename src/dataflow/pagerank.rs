@@ -1163,6 +1163,7 @@ pub fn pagerank<'s>(
                                 solver.trust_file.as_deref(),
                             );
                             solver.part.announce(solver.index, &mut emitted);
+                            crate::memory::trace(|| format!("worker {} snapshot {t}: PageRank part built", solver.index));
                             output.session(&r).give_iterator(emitted.drain(..));
                             r.downgrade(&Product::new(t, 1));
                             round = Some(r);
@@ -1198,6 +1199,9 @@ pub fn pagerank<'s>(
                                 let done = solver.orders.receive(&solver.part, sums, masses, rest, &mut rows, &mut emitted);
                                 if done {
                                     order_file.take().expect("opened above").finish();
+                                }
+                                if done {
+                                    crate::memory::trace(|| format!("worker {} snapshot {t}: orderings done", solver.index));
                                 }
                                 done
                             }
@@ -1355,6 +1359,7 @@ pub fn pagerank<'s>(
                                 if solver.active == [false, false] {
                                     solver.solve_micros =
                                         solver.solve_started.elapsed().as_micros() as u64;
+                                    crate::memory::trace(|| format!("worker {} snapshot {t}: PageRank solved", solver.index));
                                     if solver.orderings {
                                         let sizes = solver.sizes;
                                         solver.orders.start(

@@ -512,6 +512,10 @@ impl Orders {
             self.emit_windowed(logs, out);
         }
         let stage = self.run().stage;
+        if matches!(stage, Stage::Collect | Stage::Rows) {
+            let window = self.run().window;
+            crate::memory::trace(|| format!("ordering of window {window}: {stage:?}"));
+        }
         match stage {
             Stage::Collect if !self.queue.is_empty() => self.run().stage = Stage::Rows,
             Stage::Collect => {
