@@ -119,8 +119,6 @@ pub enum LedgerOut {
     GroupChange(Box<GroupChangeRow>),
     /// Change: a page of the snapshot's revisit plan.
     PlanPage(PlanInput),
-    /// RankMass: a chunk of the snapshot's graph (a per-snapshot message).
-    RankNodes(Box<RankNodes>),
     /// RankMass: a page's rank in the last snapshot of the previous run, at the
     /// restore epoch (fixed point, see `algo::pagerank`).
     RankPrev(HostId, PageId, u64),
@@ -130,68 +128,6 @@ pub enum LedgerOut {
     PlanWeight(PageId, u64),
     /// ECHO: a per-snapshot message of the echo stage (see `dataflow::echo`).
     Echo(EchoMsg),
-}
-
-/// RankMass: nodes of a snapshot's graph on the worker of their hosts, each
-/// with its distinct outlinks other than to itself, as `(destination, its
-/// host)`. Their URLs stay in the ledger ([`Ledger::url_of`]), which the
-/// PageRank stage on the same worker reads: a copy of every node's URL in
-/// flight was 150 MB on bench.
-///
-/// Nodes travel in chunks, as arrays: a record per node with a vector of its
-/// own, at its place in the ledger's output and in the PageRank stage's
-/// stash, was 350 MB on bench snapshot 9 with 1 worker, the largest part of
-/// the run's peak while the ledger folded the snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct RankNodes {
-    pub pages: Vec<PageId>,
-    pub hosts: Vec<HostId>,
-    /// Node `i`'s outlinks are `out[offsets[i]..offsets[i + 1]]`.
-    offsets: Vec<u32>,
-    out: Vec<(PageId, HostId)>,
-}
-
-impl Default for RankNodes {
-    fn default() -> RankNodes {
-        RankNodes {
-            pages: Vec::new(),
-            hosts: Vec::new(),
-            offsets: vec![0],
-            out: Vec::new(),
-        }
-    }
-}
-
-impl RankNodes {
-    /// Nodes per chunk: a few megabytes each on a web graph.
-    const CHUNK: usize = 1 << 16;
-
-    pub fn len(&self) -> usize {
-        self.pages.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.pages.is_empty()
-    }
-
-    /// Node `i`'s outlinks.
-    pub fn outlinks(&self, i: usize) -> &[(PageId, HostId)] {
-        &self.out[self.offsets[i] as usize..self.offsets[i + 1] as usize]
-    }
-
-    /// Adds a node whose outlinks were pushed to `out` since the last node.
-    fn close_node(&mut self, page: PageId, host: HostId) {
-        self.pages.push(page);
-        self.hosts.push(host);
-        let end = u32::try_from(self.out.len()).expect("a chunk has under 2^32 links");
-        self.offsets.push(end);
-    }
-
-    /// The outlinks pushed since the last node.
-    fn open_outlinks(&self) -> &[(PageId, HostId)] {
-        let start = *self.offsets.last().expect("offsets start at 0");
-        &self.out[start as usize..]
-    }
 }
 
 /// The records of one epoch on one worker, sorted by kind as they arrive, so a
@@ -264,8 +200,8 @@ pub struct Ledger {
     pub odd: OddRows,
     /// The change analysis' histories, when it runs.
     pub change: Option<ChangeBook>,
-    /// Whether to emit the RankMass graph.
-    pub rank: bool,
+    /// The snapshot whose links and known pages the ledger holds.
+    graph_seq: Option<Seq>,
     /// Whether and how to emit the ECHO analysis' content sources.
     pub echo: Option<EchoScan>,
     /// ECHO: the main pages known, sorted (built on first use, so also after a
@@ -433,6 +369,7 @@ impl Ledger {
     /// handing `out` the updates that make downstream collections hold that
     /// snapshot's state.
     pub fn restored(&mut self, seq: Seq, out: &mut Updates<'_>) {
+        self.graph_seq = Some(seq);
         self.pages.reserve(self.restoring.len());
         self.pages.extend(std::mem::take(&mut self.restoring));
         if let Some(book) = self.change.as_mut() {
@@ -741,9 +678,7 @@ impl Ledger {
                     .map(|(k, c)| (LedgerOut::ChangeCount(k), c)),
             );
         }
-        if self.rank {
-            self.emit_rank_nodes(out);
-        }
+        self.graph_seq = Some(t);
         if self.echo.is_some() {
             self.note_mains(t);
             let scan = self.echo.as_ref().expect("checked");
@@ -857,35 +792,49 @@ impl Ledger {
     /// The RankMass graph's nodes on this worker: the known pages and the link
     /// sources, each with its outlinks. Destinations on other workers' hosts
     /// become nodes there (see `dataflow::pagerank`).
-    fn emit_rank_nodes(&self, out: &mut Updates<'_>) {
-        let ids: Vec<PageId> = self.links.sources().map(|o| o.src).collect();
-        let mut nodes = Vec::with_capacity(self.known.len() + ids.len());
-        merge_union(&self.known, &ids, &mut nodes);
-        drop(ids);
-        let mut sources = self.links.sources().peekable();
-        let mut chunk = RankNodes::default();
-        for id in nodes {
-            while let Some(o) = sources.next_if(|o| o.src <= id) {
-                if o.src != id {
-                    continue;
-                }
-                for (&dst, &host) in o.dsts.iter().zip(o.dst_hosts) {
-                    if dst != id && chunk.open_outlinks().last().map(|o| o.0) != Some(dst) {
-                        chunk.out.push((dst, self.link_hosts.id(host)));
-                    }
-                }
+    /// RankMass: the nodes of snapshot `t`'s graph on this worker, the known
+    /// pages and the link sources, each as `(host, page, source)`: `source`
+    /// is its place among the link set's sources for
+    /// [`Ledger::rank_outlinks`] (`u32::MAX`: it has no outlinks).
+    ///
+    /// The PageRank stage on the same worker reads the graph here when the
+    /// ledger has folded `t` (the run reads no snapshot before the last is
+    /// done, so the ledger is still at `t`). Sent to it as chunks of nodes with
+    /// their outlinks, the graph was a copy of the links at 16 bytes each
+    /// (180 MB on bench snapshot 9 with 1 worker) held while the stage built
+    /// its own arrays from it: the peak of the whole run.
+    pub fn rank_nodes(&self, t: Seq) -> Vec<(HostId, PageId, u32)> {
+        assert_eq!(
+            self.graph_seq,
+            Some(t),
+            "the ledger holds the graph of the snapshot PageRank reads"
+        );
+        let mut nodes = Vec::with_capacity(self.known.len() + self.links.sources_len() / 8);
+        let host = |id: &PageId| self.pages[id].host;
+        let mut sources = self.links.sources().enumerate().peekable();
+        for &id in &self.known {
+            let mut listed = false;
+            while let Some((s, o)) = sources.next_if(|(_, o)| o.src <= id) {
+                nodes.push((host(&o.src), o.src, s as u32));
+                listed |= o.src == id;
             }
-            chunk.close_node(id, self.pages[&id].host);
-            if chunk.len() == RankNodes::CHUNK {
-                out.push((
-                    LedgerOut::RankNodes(Box::new(std::mem::take(&mut chunk))),
-                    1,
-                ));
+            if !listed {
+                nodes.push((host(&id), id, u32::MAX));
             }
         }
-        if !chunk.is_empty() {
-            out.push((LedgerOut::RankNodes(Box::new(chunk)), 1));
-        }
+        nodes.extend(sources.map(|(s, o)| (host(&o.src), o.src, s as u32)));
+        nodes
+    }
+
+    /// RankMass: the outlinks of the link set's source number `source` other
+    /// than to itself, as `(destination, its host)`.
+    pub fn rank_outlinks(&self, source: u32) -> impl Iterator<Item = (PageId, HostId)> + '_ {
+        let o = self.links.source(source as usize);
+        o.dsts
+            .iter()
+            .zip(o.dst_hosts)
+            .filter(move |(&dst, _)| dst != o.src)
+            .map(|(&dst, &host)| (dst, self.link_hosts.id(host)))
     }
 
     /// The URL of a page this worker's ledger knows.
@@ -1215,6 +1164,59 @@ mod tests {
             want.retain(|_, c| *c != 0);
             got.retain(|_, c| *c != 0);
             assert_eq!(got, want, "split after {split} snapshots");
+        }
+    }
+
+    /// The graph PageRank reads: the known pages and the link sources (a
+    /// partial snapshot keeps an uncovered page's outlinks, so its source
+    /// is a node though the snapshot did not name it), each with its
+    /// outlinks.
+    #[test]
+    fn the_rank_graph_is_the_known_pages_and_the_link_sources() {
+        let id = |u: &str| PageId::of(&normalize(u).unwrap().url);
+        let expected: [&[(&str, &[&str])]; 4] = [
+            &[
+                ("http://a.com/", &["http://a.com/x"]),
+                ("http://a.com/x", &[]),
+            ],
+            &[
+                ("http://a.com/", &["http://a.com/y"]),
+                ("http://a.com/y", &["http://b.com/"]),
+                ("http://b.com/", &[]),
+            ],
+            &[
+                ("http://a.com/", &[]),
+                ("http://a.com/y", &["http://b.com/"]),
+            ],
+            &[("http://a.com/", &[])],
+        ];
+        let mut l = Ledger::default();
+        for ((m, recs), want) in snapshots().into_iter().zip(expected) {
+            l.advance(&m, recs).unwrap();
+            let mut got: Vec<(PageId, Vec<PageId>)> = l
+                .rank_nodes(m.seq)
+                .into_iter()
+                .map(|(host, page, source)| {
+                    assert_eq!(host, l.pages[&page].host);
+                    let mut out: Vec<PageId> = match source {
+                        u32::MAX => Vec::new(),
+                        s => l.rank_outlinks(s).map(|o| o.0).collect(),
+                    };
+                    out.sort();
+                    (page, out)
+                })
+                .collect();
+            got.sort();
+            let mut want: Vec<(PageId, Vec<PageId>)> = want
+                .iter()
+                .map(|(p, out)| {
+                    let mut out: Vec<PageId> = out.iter().map(|u| id(u)).collect();
+                    out.sort();
+                    (id(p), out)
+                })
+                .collect();
+            want.sort();
+            assert_eq!(got, want, "snapshot {}", m.seq);
         }
     }
 

@@ -240,7 +240,8 @@ impl LinkSet {
         (0..self.srcs.len()).map(|i| self.source(i))
     }
 
-    fn source(&self, i: usize) -> Outlinks<'_> {
+    /// Source number `i`, with its links.
+    pub fn source(&self, i: usize) -> Outlinks<'_> {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         let end = self.ends[i] as usize;
         Outlinks {

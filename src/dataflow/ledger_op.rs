@@ -47,7 +47,6 @@ pub fn ledger<'s>(
                     let mut ledger = shared.borrow_mut();
                     let analyses = &ctx.plan.job.analyses;
                     ledger.discovery = analyses.contains(&Analysis::Discovery);
-                    ledger.rank = analyses.contains(&Analysis::Rankmass);
                     if analyses.contains(&Analysis::Echo) {
                         let days = ctx.plan.job.echo.content_age_days;
                         ledger.echo = Some(EchoScan {

@@ -242,7 +242,7 @@ pub fn build<'s>(
         split_updates(ledger.inner, "SplitLedgerOut", |o: &LedgerOut| match o {
             LedgerOut::GroupChange(_) => 1,
             LedgerOut::PlanPage(_) => 2,
-            LedgerOut::RankNodes(_) | LedgerOut::RankPrev(..) => 3,
+            LedgerOut::RankPrev(..) => 3,
             LedgerOut::Echo(_) => 4,
             LedgerOut::StartEdge(_) | LedgerOut::NewEdge(_) | LedgerOut::Restored(_) => 5,
             _ => 0,

@@ -1,7 +1,8 @@
 //! Personalized PageRank over all workers (docs/rankmass.md, `algo::pagerank`).
 //!
-//! Each worker holds the nodes of its hosts, as the ledger emits them with their
-//! outlinks. Per snapshot, in a timely loop whose inner time counts rounds:
+//! Each worker holds the nodes of its hosts with their outlinks, read from its
+//! own ledger once the ledger has folded the snapshot ([`Ledger::rank_nodes`]).
+//! Per snapshot, in a timely loop whose inner time counts rounds:
 //! - round 0: every worker sends each worker its distinct destinations there, in
 //!   a fixed order, with their edge counts; the owner counts in-links, adds
 //!   destinations it did not list (kept links of a partial snapshot), and maps
@@ -44,7 +45,7 @@ use crate::dataflow::{WorkerCtx, ROWS_PER_ACTIVATION};
 use crate::error::OutputError;
 use crate::ingest::{TrustWeights, UrlText};
 use crate::job::Analysis;
-use crate::ledger::{Ledger, LedgerOut, RankNodes};
+use crate::ledger::{Ledger, LedgerOut};
 use crate::model::{HostId, PageId, Seq};
 use crate::output::rankmass::{
     HostRankRow, OrderingKey, PageRankRow, PageRankRunRow, RankmassCurveRow, RankmassOrderRow,
@@ -263,27 +264,23 @@ pub struct Part {
 }
 
 impl Part {
-    fn build(
-        chunks: Vec<RankNodes>,
-        ledger: &Ledger,
-        placement: &Placement,
-        file: Option<&TrustWeights>,
-    ) -> Part {
+    /// The part of snapshot `t`'s graph on this worker, read from its ledger.
+    fn build(t: Seq, ledger: &Ledger, placement: &Placement, file: Option<&TrustWeights>) -> Part {
         let peers = placement.peers;
-        // Each node as `(host, page, chunk, index there)`, so that sorting
-        // moves 24 bytes per node and leaves the outlinks where they arrived.
+        // Each node as `(host, page, its outlinks' place in the ledger)`.
         // A host's pages side by side, and the slots in the order the edges first
         // name them: most links stay within their host, so a step's scatter into
         // the slots and the owner's into its nodes stay within a small window of
         // memory rather than jumping across all of it.
-        type Node = (HostId, PageId, u32, u32);
-        let mut nodes: Vec<Node> = Vec::with_capacity(chunks.iter().map(RankNodes::len).sum());
-        for (c, chunk) in chunks.iter().enumerate() {
-            let ids = chunk.hosts.iter().zip(&chunk.pages).enumerate();
-            nodes.extend(ids.map(|(j, (&h, &pg))| (h, pg, c as u32, j as u32)));
-        }
+        type Node = (HostId, PageId, u32);
+        let mut nodes: Vec<Node> = ledger.rank_nodes(t);
         nodes.sort_unstable();
-        let outlinks = |&(_, _, c, j): &Node| chunks[c as usize].outlinks(j as usize);
+        let outlinks = |&(_, _, source): &Node| {
+            (source != u32::MAX)
+                .then(|| ledger.rank_outlinks(source))
+                .into_iter()
+                .flatten()
+        };
         let mut p = Part::default();
         let mut slot_of: FastMap<PageId, u32> = FastMap::default();
         // Per slot, its edges from pages of its own host.
@@ -294,17 +291,16 @@ impl Part {
         for n in &nodes {
             for (dst, host) in outlinks(n) {
                 let next = p.slots.len() as u32;
-                let s = *slot_of.entry(*dst).or_insert_with(|| {
-                    p.slots.push((*dst, *host));
+                let s = *slot_of.entry(dst).or_insert_with(|| {
+                    p.slots.push((dst, host));
                     within.push(0);
                     next
                 });
                 targets.push(s);
-                within[s as usize] += u32::from(*host == n.0);
+                within[s as usize] += u32::from(host == n.0);
             }
             offsets.push(targets.len() as u32);
         }
-        drop(chunks);
         // Within each host, the pages its other pages link to most come first
         // (ties by page): the sweep visits a host's pages in this order
         // (Gauss-Seidel), so the hubs' new ranks reach the pages after them
@@ -496,29 +492,39 @@ impl Split {
             own: own.clone(),
             ..Split::default()
         };
-        // (source, target) of the local edges, in source order, between hosts
-        // and within one.
-        let mut cross: Vec<(u32, u32)> = Vec::new();
-        let mut within: Vec<(u32, u32)> = Vec::new();
-        for i in 0..p.offsets.len().saturating_sub(1) {
+        // The local edges' targets, between hosts and within one, as CSRs of
+        // each target's sources (ascending) by a counting sort in two passes
+        // over the part's edges: gathered first as `(source, target)` pairs
+        // (8 bytes an edge, 80 MB on bench snapshot 9 with 1 worker, and as
+        // much again while a pair list doubled), they were the peak of the
+        // solve.
+        let listed = p.offsets.len().saturating_sub(1);
+        let target = |i: usize, slot: u32| -> Option<(u32, bool)> {
+            if !own.contains(&(slot as usize)) {
+                return None;
+            }
+            // A slot no worker knows the page of carries its mass
+            // nowhere (the error is logged where the edges arrive).
+            let node = positions[slot as usize - own.start];
+            (node != u32::MAX).then(|| (node, p.hosts[i] == p.hosts[node as usize]))
+        };
+        let mut host_offsets = vec![0u32; n + 1];
+        let mut cross_offsets = vec![0u32; n + 1];
+        s.within_out = vec![0; listed];
+        for i in 0..listed {
             let (lo, hi) = (p.offsets[i] as usize, p.offsets[i + 1] as usize);
             for &slot in &p.targets[lo..hi] {
-                if own.contains(&(slot as usize)) {
-                    // A slot no worker knows the page of carries its mass
-                    // nowhere (the error is logged where the edges arrive).
-                    let node = positions[slot as usize - own.start];
-                    if node != u32::MAX {
-                        let edges = if p.hosts[i] == p.hosts[node as usize] {
-                            &mut within
-                        } else {
-                            &mut cross
-                        };
-                        edges.push((i as u32, node));
+                match target(i, slot) {
+                    Some((v, true)) => {
+                        host_offsets[v as usize + 1] += 1;
+                        if (v as usize) < listed {
+                            s.within_out[i] += 1;
+                        }
                     }
-                } else if (slot as usize) < own.start {
-                    s.remote_targets.push(slot);
-                } else {
-                    s.remote_targets.push(slot - own.len() as u32);
+                    Some((v, false)) => cross_offsets[v as usize + 1] += 1,
+                    None if (slot as usize) < own.start => s.remote_targets.push(slot),
+                    None if own.contains(&(slot as usize)) => {}
+                    None => s.remote_targets.push(slot - own.len() as u32),
                 }
             }
             if *s.remote_offsets.last().expect("starts at 0") < s.remote_targets.len() as u32 {
@@ -526,22 +532,34 @@ impl Split {
             }
             s.remote_offsets.push(s.remote_targets.len() as u32);
         }
-        s.factor = (0..n).map(|i| d.per_link(p.out_degree(i))).collect();
-        let (cross_offsets, cross_sources) = by_target(n, &cross);
-        s.cross = (0..n)
-            .flat_map(|v| {
-                let (lo, hi) = (cross_offsets[v] as usize, cross_offsets[v + 1] as usize);
-                cross_sources[lo..hi].iter().map(move |&u| (u, v as u32))
-            })
-            .collect();
-        (s.host_offsets, s.host_sources) = by_target(n, &within);
-        let listed = p.offsets.len().saturating_sub(1);
-        s.within_out = vec![0; listed];
-        for &(u, v) in &within {
-            if (v as usize) < listed {
-                s.within_out[u as usize] += 1;
+        for v in 0..n {
+            host_offsets[v + 1] += host_offsets[v];
+            cross_offsets[v + 1] += cross_offsets[v];
+        }
+        let mut host_fill: Vec<u32> = host_offsets[..n].to_vec();
+        let mut cross_fill: Vec<u32> = cross_offsets[..n].to_vec();
+        s.host_sources = vec![0; host_offsets[n] as usize];
+        s.cross = vec![(0, 0); cross_offsets[n] as usize];
+        for i in 0..listed {
+            let (lo, hi) = (p.offsets[i] as usize, p.offsets[i + 1] as usize);
+            for &slot in &p.targets[lo..hi] {
+                match target(i, slot) {
+                    Some((v, true)) => {
+                        let f = &mut host_fill[v as usize];
+                        s.host_sources[*f as usize] = i as u32;
+                        *f += 1;
+                    }
+                    Some((v, false)) => {
+                        let f = &mut cross_fill[v as usize];
+                        s.cross[*f as usize] = (i as u32, v);
+                        *f += 1;
+                    }
+                    None => {}
+                }
             }
         }
+        s.host_offsets = host_offsets;
+        s.factor = (0..n).map(|i| d.per_link(p.out_degree(i))).collect();
         // Listed nodes are sorted by host, so each host's are one run.
         s.blocks = (0..listed)
             .filter(|&i| i == 0 || p.hosts[i] != p.hosts[i - 1])
@@ -574,25 +592,6 @@ impl Split {
             None => &[],
         }
     }
-}
-
-/// `(source, target)` edges of `n` nodes, given in source order, as a CSR of
-/// each target's sources (ascending), by a counting sort.
-fn by_target(n: usize, edges: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
-    let mut offsets = vec![0u32; n + 1];
-    for &(_, v) in edges {
-        offsets[v as usize + 1] += 1;
-    }
-    for v in 0..n {
-        offsets[v + 1] += offsets[v];
-    }
-    let mut fill: Vec<u32> = offsets[..n].to_vec();
-    let mut sources = vec![0u32; edges.len()];
-    for &(u, v) in edges {
-        sources[fill[v as usize] as usize] = u;
-        fill[v as usize] += 1;
-    }
-    (offsets, sources)
 }
 
 /// Where the current snapshot stands.
@@ -1014,7 +1013,9 @@ pub struct PageRankOut<'s> {
     pub summaries: Stream<'s, Seq, Vec<RankmassSummaryRow>>,
 }
 
-/// PageRank of every snapshot from the ledger's rank nodes.
+/// PageRank of every snapshot, from the graphs in the workers' ledgers; `nodes`
+/// (the ledger's output) brings the restored vector, and its frontier says
+/// when a snapshot's graph is complete.
 pub fn pagerank<'s>(
     nodes: Stream<'s, Seq, Vec<(LedgerOut, Seq, isize)>>,
     ctx: &WorkerCtx,
@@ -1099,20 +1100,15 @@ pub fn pagerank<'s>(
                 let mut order_file: Option<SnapshotPart<RankmassOrderRow>> = None;
                 let mut next = 0usize;
                 let mut phase = Phase::Nodes;
-                let mut stash: BTreeMap<Seq, Vec<RankNodes>> = BTreeMap::new();
                 let mut restored: Vec<(PageId, (HostId, u64))> = Vec::new();
                 let mut inbox: BTreeMap<Time, Vec<Msg>> = BTreeMap::new();
                 move |(nodes_in, nodes_frontier), (msgs_in, msgs_frontier), output| {
                     nodes_in.for_each(|_, data| {
-                        for (o, t, d) in data.drain(..) {
-                            match (o, d > 0) {
-                                (LedgerOut::RankNodes(n), true) => {
-                                    stash.entry(t).or_default().push(*n)
-                                }
-                                (LedgerOut::RankPrev(host, page, rank), true) => {
-                                    restored.push((page, (host, rank)))
-                                }
-                                _ => {}
+                        // The snapshots' graphs stay in the ledger
+                        // (`Part::build`); only the restored vector comes here.
+                        for (o, _, d) in data.drain(..) {
+                            if let (LedgerOut::RankPrev(host, page, rank), true) = (o, d > 0) {
+                                restored.push((page, (host, rank)))
                             }
                         }
                     });
@@ -1155,9 +1151,9 @@ pub fn pagerank<'s>(
                             // The restore epoch's vector arrives before any snapshot;
                             // taken, so that its memory goes with it.
                             solver.prev.extend(std::mem::take(&mut restored));
-                            let nodes = stash.remove(&t).unwrap_or_default();
+                            // The last snapshot's part went with its rows.
                             solver.part = Part::build(
-                                nodes,
+                                t,
                                 &ctx.ledger.borrow(),
                                 &ctx.placement,
                                 solver.trust_file.as_deref(),
