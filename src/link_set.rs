@@ -127,38 +127,15 @@ impl<'a> Outlinks<'a> {
 
 impl LinkSet {
     /// The set of `links`, which are sorted and free of duplicates.
+    #[cfg(test)]
     pub fn from_sorted(links: &[Link]) -> LinkSet {
         debug_assert!(
             links.windows(2).all(|w| w[0] < w[1]),
             "sorted, no duplicates"
         );
-        assert!(
-            u32::try_from(links.len()).is_ok(),
-            "fewer than 2^32 links per worker"
-        );
-        let sources = 1 + links.windows(2).filter(|w| w[0].src != w[1].src).count();
-        let mut set = LinkSet {
-            srcs: Vec::with_capacity(sources),
-            src_hosts: Vec::with_capacity(sources),
-            ends: Vec::with_capacity(sources),
-            dsts: Vec::with_capacity(links.len()),
-            dst_hosts: Vec::with_capacity(links.len()),
-        };
-        for l in links {
-            if set.srcs.last() != Some(&l.src) {
-                if !set.dsts.is_empty() {
-                    set.ends.push(set.dsts.len() as u32);
-                }
-                set.srcs.push(l.src);
-                set.src_hosts.push(l.src_host);
-            }
-            set.dsts.push(l.dst);
-            set.dst_hosts.push(l.dst_host);
-        }
-        if !set.dsts.is_empty() {
-            set.ends.push(set.dsts.len() as u32);
-        }
-        set
+        let mut gather = LinkGather::default();
+        links.iter().for_each(|&l| gather.push(l));
+        gather.into_set(&mut 0)
     }
 
     /// The runs of a gathered set (each a source's links, unsorted; a
