@@ -789,13 +789,12 @@ impl Ledger {
         self.pages.get(&page).map(|st| st.first_seen)
     }
 
-    /// The RankMass graph's nodes on this worker: the known pages and the link
-    /// sources, each with its outlinks. Destinations on other workers' hosts
-    /// become nodes there (see `dataflow::pagerank`).
     /// RankMass: the nodes of snapshot `t`'s graph on this worker, the known
     /// pages and the link sources, each as `(host, page, source)`: `source`
     /// is its place among the link set's sources for
     /// [`Ledger::rank_outlinks`] (`u32::MAX`: it has no outlinks).
+    /// Destinations on other workers' hosts become nodes there (see
+    /// `dataflow::pagerank`).
     ///
     /// The PageRank stage on the same worker reads the graph here when the
     /// ledger has folded `t` (the run reads no snapshot before the last is

@@ -138,6 +138,17 @@ impl LinkSet {
         gather.into_set(&mut 0)
     }
 
+    /// An empty set with room for `links` links from `sources` sources.
+    fn with_capacity(links: usize, sources: usize) -> LinkSet {
+        LinkSet {
+            srcs: Vec::with_capacity(sources),
+            src_hosts: Vec::with_capacity(sources),
+            ends: Vec::with_capacity(sources),
+            dsts: Vec::with_capacity(links),
+            dst_hosts: Vec::with_capacity(links),
+        }
+    }
+
     /// The runs of a gathered set (each a source's links, unsorted; a
     /// source may have several runs, in any order) as one run per source,
     /// sources in order: a copy, the links of a source's runs in the order
@@ -145,29 +156,10 @@ impl LinkSet {
     fn runs_merged(self) -> LinkSet {
         let mut order: Vec<u32> = (0..self.srcs.len() as u32).collect();
         order.sort_by_key(|&i| self.srcs[i as usize]);
-        let mut set = LinkSet {
-            srcs: Vec::with_capacity(self.srcs.len()),
-            src_hosts: Vec::with_capacity(self.srcs.len()),
-            ends: Vec::with_capacity(self.srcs.len()),
-            dsts: Vec::with_capacity(self.dsts.len()),
-            dst_hosts: Vec::with_capacity(self.dsts.len()),
-        };
+        let mut set = LinkSet::with_capacity(self.dsts.len(), self.srcs.len());
         for i in order {
-            let i = i as usize;
-            let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-            let run = start..self.ends[i] as usize;
-            if set.srcs.last() != Some(&self.srcs[i]) {
-                if !set.srcs.is_empty() {
-                    set.ends.push(set.dsts.len() as u32);
-                }
-                set.srcs.push(self.srcs[i]);
-                set.src_hosts.push(self.src_hosts[i]);
-            }
-            set.dsts.extend_from_slice(&self.dsts[run.clone()]);
-            set.dst_hosts.extend_from_slice(&self.dst_hosts[run]);
-        }
-        if !set.srcs.is_empty() {
-            set.ends.push(set.dsts.len() as u32);
+            let o = self.source(i as usize);
+            set.append(o.src, o.src_host, o.dsts, o.dst_hosts);
         }
         set
     }
@@ -177,13 +169,7 @@ impl LinkSet {
     /// not cover.
     pub fn with_kept(self, old: &LinkSet, covered: &[PageId]) -> LinkSet {
         let mut set = LinkSet::default();
-        let mut push = |o: Outlinks<'_>| {
-            set.srcs.push(o.src);
-            set.src_hosts.push(o.src_host);
-            set.dsts.extend_from_slice(o.dsts);
-            set.dst_hosts.extend_from_slice(o.dst_hosts);
-            set.ends.push(set.dsts.len() as u32);
-        };
+        let mut push = |o: Outlinks<'_>| set.append(o.src, o.src_host, o.dsts, o.dst_hosts);
         let mut kept = old
             .sources()
             .filter(|o| covered.binary_search(&o.src).is_err())
@@ -196,6 +182,20 @@ impl LinkSet {
         }
         kept.for_each(&mut push);
         set
+    }
+
+    /// Appends links of `src`: to its run if it is the last source, else as
+    /// a new one (the set is sorted once the sources come in order, each
+    /// once, with sorted links).
+    fn append(&mut self, src: PageId, src_host: u32, dsts: &[PageId], dst_hosts: &[u32]) {
+        if self.srcs.last() != Some(&src) {
+            self.srcs.push(src);
+            self.src_hosts.push(src_host);
+            self.ends.push(0);
+        }
+        self.dsts.extend_from_slice(dsts);
+        self.dst_hosts.extend_from_slice(dst_hosts);
+        *self.ends.last_mut().expect("a run is open") = self.dsts.len() as u32;
     }
 
     /// The number of sources.
@@ -260,15 +260,8 @@ impl LinkGather {
     /// Room for about `links` links from `sources` sources, so that the
     /// largest vectors need not overshoot by doubling.
     pub fn with_capacity(links: usize, sources: usize) -> LinkGather {
-        let (links, sources) = (links + links / 8, sources + sources / 8);
         LinkGather {
-            set: LinkSet {
-                srcs: Vec::with_capacity(sources),
-                src_hosts: Vec::with_capacity(sources),
-                ends: Vec::with_capacity(sources),
-                dsts: Vec::with_capacity(links),
-                dst_hosts: Vec::with_capacity(links),
-            },
+            set: LinkSet::with_capacity(links + links / 8, sources + sources / 8),
         }
     }
 
@@ -281,16 +274,7 @@ impl LinkGather {
     }
 
     pub fn push(&mut self, l: Link) {
-        let set = &mut self.set;
-        if set.srcs.last() != Some(&l.src) {
-            if !set.srcs.is_empty() {
-                set.ends.push(set.dsts.len() as u32);
-            }
-            set.srcs.push(l.src);
-            set.src_hosts.push(l.src_host);
-        }
-        set.dsts.push(l.dst);
-        set.dst_hosts.push(l.dst_host);
+        self.set.append(l.src, l.src_host, &[l.dst], &[l.dst_host]);
     }
 
     /// The set of the gathered links; adds the number of duplicates dropped
@@ -301,9 +285,6 @@ impl LinkGather {
             u32::try_from(set.dsts.len()).is_ok(),
             "fewer than 2^32 links per worker"
         );
-        if !set.srcs.is_empty() {
-            set.ends.push(set.dsts.len() as u32);
-        }
         if !set.srcs.windows(2).all(|w| w[0] < w[1]) {
             set = set.runs_merged();
         }

@@ -1201,8 +1201,6 @@ pub fn pagerank<'s>(
                                 let done = solver.orders.receive(&solver.part, sums, masses, rest, &mut rows, &mut emitted);
                                 if done {
                                     order_file.take().expect("opened above").finish();
-                                }
-                                if done {
                                     crate::memory::trace(|| format!("worker {} snapshot {t}: orderings done", solver.index));
                                 }
                                 done

@@ -10,11 +10,11 @@ pub mod table;
 pub mod url;
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use arrow_array::ArrayRef;
 use hashbrown::HashTable;
-use std::hash::BuildHasher;
 
 use serde::{Deserialize, Serialize};
 
