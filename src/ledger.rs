@@ -841,6 +841,11 @@ impl Ledger {
         self.pages.get(&page).map(|st| &st.url)
     }
 
+    /// The name of a host of this worker (a host's name never changes).
+    pub fn host_name(&self, host: HostId) -> Option<&str> {
+        self.hosts.get(&host).map(|h| h.name.as_str())
+    }
+
     /// Replaces the link set and records link deltas and events.
     fn advance_links(
         &mut self,

@@ -15,8 +15,8 @@ use crate::algo::site_round::{Policy, JACCARD_BINS};
 use crate::job::DiscoveryParams;
 use crate::model::{HostId, PageId, Seq};
 use crate::output::discovery::{
-    CoverCurveRow, CoverSide, CoverStats, CoverSummary, GlobalCoverRow, JaccardRow, NewSitesRow,
-    PolicyRow, SiteCoverRow, SiteOut,
+    CoverCurveRow, CoverStats, CoverSummary, GlobalCoverRow, JaccardRow, NewSitesRow, PolicyRow,
+    SiteCoverRow, SiteOut,
 };
 use crate::output::rows::{HostCounts, SnapshotRow};
 
@@ -102,7 +102,7 @@ pub fn global_cover<'s>(
     rounds
         .flat_map(|(_, o)| match o {
             SiteOut::Gain(g) => Some(((), (false, g))),
-            SiteOut::Cover(CoverSide::Stats(s)) => Some(((), (true, s.coverable as u64))),
+            SiteOut::Stats(s) => Some(((), (true, s.coverable as u64))),
             _ => None,
         })
         .reduce_named("GlobalCover", move |_, input, output| {

@@ -33,9 +33,7 @@ use crate::job::Analysis;
 use crate::ledger::{Ledger, LedgerOut};
 use crate::model::HostId;
 use crate::model::Seq;
-use crate::output::discovery::{
-    ClusterRow, CoverSide, CoverSummaryRow, CoverTrajectoryRow, SiteOut,
-};
+use crate::output::discovery::{CoverSummaryRow, SiteOut};
 use crate::output::rows::{HostCounts, SnapshotRow};
 use plan::{RunPlan, WorkerLog};
 
@@ -73,80 +71,51 @@ fn build_discovery<'s>(
         LedgerOut::OffSiteStart(k) => Some((k.host, k.key)),
         _ => None,
     });
-    // Split the per-site results once by kind: the cover steps and clusters
-    // carry URLs.
+    // Split the per-site results once by kind. The cover steps and cluster
+    // members are whole rows of one snapshot, written as they are.
     let rounds = site_rounds::site_rounds(site_msgs, ctx);
-    let [steps, stats, curves, gains, jaccard, cluster_outs, policies] = split_updates(
+    let [steps, stats, curves, gains, jaccard, members, policies] = split_updates(
         rounds.inner,
         "SplitSiteOut",
         |o: &(HostId, SiteOut)| match o.1 {
-            SiteOut::Cover(CoverSide::Step { .. }) => 0,
-            SiteOut::Cover(CoverSide::Stats(_)) => 1,
+            SiteOut::Step(_) => 0,
+            SiteOut::Stats(_) => 1,
             SiteOut::Curve { .. } => 2,
             SiteOut::Gain(_) => 3,
             SiteOut::JaccardBin(_) => 4,
-            SiteOut::Cluster { .. } => 5,
+            SiteOut::Member(_) => 5,
             SiteOut::Policy { .. } => 6,
         },
-    )
-    .map(|s| s.as_collection());
+    );
+    let steps = steps.flat_map(|((_, o), _, _)| match o {
+        SiteOut::Step(row) => Some(*row),
+        _ => None,
+    });
+    let members = members.flat_map(|((_, o), _, _)| match o {
+        SiteOut::Member(row) => Some(*row),
+        _ => None,
+    });
+    let [stats, curves, gains, jaccard, policies] =
+        [stats, curves, gains, jaccard, policies].map(|s| s.as_collection());
     let summaries = discovery::cover_summaries(
         counts.clone(),
         stats.clone().flat_map(|(h, o)| match o {
-            SiteOut::Cover(CoverSide::Stats(s)) => Some((h, s)),
+            SiteOut::Stats(s) => Some((h, s)),
             _ => None,
         }),
     );
-    let steps = steps
-        .flat_map(|(h, o)| match o {
-            SiteOut::Cover(CoverSide::Step {
-                rank,
-                url,
-                gain,
-                covered,
-            }) => Some((h, (rank, url, gain, covered))),
-            _ => None,
-        })
-        .join_map(names.clone(), |_, (rank, url, gain, covered), site| {
-            CoverTrajectoryRow {
-                site: site.clone(),
-                rank: *rank,
-                url: url.clone(),
-                gain: *gain,
-                covered: *covered,
-            }
-        });
-    let summaries = summaries.join_map(names.clone(), |_, summary, site| CoverSummaryRow {
+    let summaries = summaries.join_map(names, |_, summary, site| CoverSummaryRow {
         site: site.clone(),
         summary: *summary,
     });
-    let clusters = cluster_outs
-        .flat_map(|(h, o)| match o {
-            SiteOut::Cluster {
-                cluster,
-                url,
-                representative,
-                q_bits,
-            } => Some((h, (cluster, url, representative, q_bits))),
-            _ => None,
-        })
-        .join_map(names, |_, (cluster, url, representative, q_bits), site| {
-            ClusterRow {
-                site: site.clone(),
-                cluster: i64::from(*cluster),
-                url: url.clone(),
-                representative: *representative,
-                q_bits: *q_bits,
-            }
-        });
     let params = &ctx.plan.job.discovery;
     vec![
-        sink::write_table(steps, ctx),
+        sink::write_snapshot_rows(steps, ctx),
         sink::write_table(summaries, ctx),
         sink::write_table(discovery::cover_curve(curves), ctx),
         sink::write_table(discovery::global_cover(gains.concat(stats), params), ctx),
         sink::write_table(discovery::jaccard_histogram(jaccard), ctx),
-        sink::write_table(clusters, ctx),
+        sink::write_snapshot_rows(members, ctx),
         sink::write_table(discovery::policy_eval(policies), ctx),
         sink::write_table_from(discovery::new_sites(totals), ctx, 1),
         sink::write_table(discovery::site_cover(off_site, counts), ctx),

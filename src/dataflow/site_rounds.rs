@@ -31,7 +31,7 @@ use crate::error::OutputError;
 use crate::job::DiscoveryParams;
 use crate::ledger::{Ledger, LedgerOut};
 use crate::model::{HostId, PageId, Seq};
-use crate::output::discovery::{CoverSide, CoverStats, SiteOut};
+use crate::output::discovery::{ClusterRow, CoverStats, CoverTrajectoryRow, SiteOut};
 use crate::state::{self, StateRecord, StateWriter};
 
 /// The stage's input: a closure input of the current snapshot, or a restored
@@ -54,6 +54,7 @@ impl SiteIn {
 }
 
 type Out = Vec<((HostId, SiteOut), Seq, isize)>;
+type Contributions = Vec<((HostId, SiteOut), isize)>;
 
 /// Evaluates every site's rounds from the ledger's discovery messages (start and
 /// new edges, restored histories); see the module docs.
@@ -99,11 +100,14 @@ pub fn site_rounds<'s>(
                             ctx.log.borrow_mut().error(e);
                         }
                     } else if ctx.plan.writes(t) {
-                        let out = sites.evaluate(t, &ctx);
-                        // Contributions hold for snapshot t only.
-                        output
-                            .session(&c.delayed(&t))
-                            .give_iterator(out.iter().map(|(o, d)| (o.clone(), t, *d)));
+                        let (out, rows) = sites.evaluate(t, &ctx);
+                        // Contributions hold for snapshot t only; rows are
+                        // messages of snapshot t.
+                        let at_t = c.delayed(&t);
+                        let mut now = output.session(&at_t);
+                        now.give_iterator(out.iter().map(|(o, d)| (o.clone(), t, *d)));
+                        now.give_iterator(rows.into_iter().map(|o| (o, t, 1)));
+                        drop(now);
                         output
                             .session(&c.delayed(&(t + 1)))
                             .give_iterator(out.into_iter().map(|(o, d)| (o, t + 1, -d)));
@@ -154,7 +158,8 @@ impl Sites {
 
     /// Evaluates every site with start edges at `t` (in site order, so the
     /// output does not depend on hashing) and records the round in its history.
-    fn evaluate(&mut self, t: Seq, ctx: &WorkerCtx) -> Vec<((HostId, SiteOut), isize)> {
+    /// Returns the sites' contributions to the aggregates and their rows.
+    fn evaluate(&mut self, t: Seq, ctx: &WorkerCtx) -> (Contributions, Vec<(HostId, SiteOut)>) {
         let params = &ctx.plan.job.discovery;
         let mut rounds: Vec<(HostId, RoundInputs)> = self
             .round
@@ -164,15 +169,20 @@ impl Sites {
         rounds.sort_unstable_by_key(|(h, _)| *h);
         let ledger = ctx.ledger.borrow();
         let mut out = Vec::new();
+        let mut rows = Vec::new();
         for (h, mut inputs) in rounds {
             let closure = new_page_closure(&mut inputs.starts, &mut inputs.edges);
             let sets = round_sets(closure, &ledger);
             let history = self.history.entry(h).or_default();
             let result = site_round::evaluate(history, &sets, params);
-            contributions(h, &sets, &result, params, &mut out);
+            contributions(h, &result, params, &mut out);
+            let site = ledger
+                .host_name(h)
+                .expect("the site's ledger knows its host");
+            site_rows(h, site, &sets, &result, &mut rows);
             history.record(t, &sets, &result, params);
         }
-        out
+        (out, rows)
     }
 
     fn persist(&self, ctx: &WorkerCtx) -> Result<(), OutputError> {
@@ -202,36 +212,23 @@ fn round_sets(closure: Vec<(PageId, Vec<u64>)>, ledger: &Ledger) -> RoundSets {
     RoundSets { pages }
 }
 
-/// What the site contributes to each discovery table.
-fn contributions(
-    h: HostId,
-    sets: &RoundSets,
-    r: &RoundResult,
-    params: &DiscoveryParams,
-    out: &mut Vec<((HostId, SiteOut), isize)>,
-) {
+/// What the site contributes to each aggregate discovery table.
+fn contributions(h: HostId, r: &RoundResult, params: &DiscoveryParams, out: &mut Contributions) {
     let mut push = |o: SiteOut, d: isize| out.push(((h, o), d));
     let covered = |picks: &[crate::algo::greedy::CoverStep]| picks.last().map_or(0, |s| s.covered);
     let c90 = crate::algo::greedy::partial(&r.steps, 0.9, r.coverable);
     push(
-        SiteOut::Cover(CoverSide::Stats(CoverStats {
+        SiteOut::Stats(CoverStats {
             covering_pairs: r.covering_pairs as i64,
             coverable: r.coverable as i64,
             cover90_size: c90.len() as i64,
             cover90_covered: covered(c90) as i64,
             cover100_size: r.steps.len() as i64,
             cover100_covered: covered(&r.steps) as i64,
-        })),
+        }),
         1,
     );
     for s in &r.steps {
-        let step = CoverSide::Step {
-            rank: s.rank as i64,
-            url: sets.pages[s.page].0.clone(),
-            gain: s.gain as i64,
-            covered: s.covered as i64,
-        };
-        push(SiteOut::Cover(step), 1);
         push(SiteOut::Gain(s.gain), 1);
     }
     for &k in &params.curve_budgets {
@@ -251,19 +248,6 @@ fn contributions(
             push(SiteOut::JaccardBin(bin as u8), pairs as isize);
         }
     }
-    for c in &r.clusters {
-        for &m in &c.members {
-            push(
-                SiteOut::Cluster {
-                    cluster: c.id,
-                    url: sets.pages[m].0.clone(),
-                    representative: m == c.representative,
-                    q_bits: c.q.to_bits(),
-                },
-                1,
-            );
-        }
-    }
     for &(policy, budget, chosen, covered) in &r.policies {
         push(
             SiteOut::Policy {
@@ -275,5 +259,37 @@ fn contributions(
             },
             1,
         );
+    }
+}
+
+/// The site's rows of `cover_trajectory` and `clusters`, named with `site`.
+fn site_rows(
+    h: HostId,
+    site: &str,
+    sets: &RoundSets,
+    r: &RoundResult,
+    rows: &mut Vec<(HostId, SiteOut)>,
+) {
+    for s in &r.steps {
+        let row = CoverTrajectoryRow {
+            site: site.to_string(),
+            rank: s.rank as i64,
+            url: sets.pages[s.page].0.clone(),
+            gain: s.gain as i64,
+            covered: s.covered as i64,
+        };
+        rows.push((h, SiteOut::Step(Box::new(row))));
+    }
+    for c in &r.clusters {
+        for &m in &c.members {
+            let row = ClusterRow {
+                site: site.to_string(),
+                cluster: i64::from(c.id),
+                url: sets.pages[m].0.clone(),
+                representative: m == c.representative,
+                q_bits: c.q.to_bits(),
+            };
+            rows.push((h, SiteOut::Member(Box::new(row))));
+        }
     }
 }

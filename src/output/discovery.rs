@@ -13,11 +13,14 @@ use crate::output::schema::{
     JACCARD_HISTOGRAM, NEW_SITES, POLICY_EVAL, SITE_COVER,
 };
 
-/// What one site contributes at one snapshot, before aggregation. `Gain` and
-/// `JaccardBin` carry their count as the update's multiplicity.
+/// What one site contributes at one snapshot. `Gain` and `JaccardBin` carry
+/// their count as the update's multiplicity. The numbers are contributions to
+/// aggregates, emitted at the snapshot and retracted at the next; `Step` and
+/// `Member` are whole rows of a per-snapshot table, named by the site's worker
+/// and emitted once, never retracted, so they never enter an arrangement.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum SiteOut {
-    Cover(CoverSide),
+    Stats(CoverStats),
     Curve {
         budget: u64,
         covered: u64,
@@ -26,12 +29,6 @@ pub enum SiteOut {
     },
     Gain(u64),
     JaccardBin(u8),
-    Cluster {
-        cluster: u32,
-        url: String,
-        representative: bool,
-        q_bits: u64,
-    },
     Policy {
         policy: Policy,
         budget: Option<u64>,
@@ -39,6 +36,11 @@ pub enum SiteOut {
         covered: u64,
         coverable: u64,
     },
+    /// A row of `cover_trajectory`. Boxed, like the next: the other variants
+    /// are a few numbers.
+    Step(Box<CoverTrajectoryRow>),
+    /// A row of `clusters`.
+    Member(Box<ClusterRow>),
 }
 
 /// Per site: the closure's statistics.
@@ -53,18 +55,6 @@ pub struct CoverStats {
     pub cover90_covered: i64,
     pub cover100_size: i64,
     pub cover100_covered: i64,
-}
-
-/// What the per-site greedy reduce emits: its statistics and one value per pick.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum CoverSide {
-    Stats(CoverStats),
-    Step {
-        rank: i64,
-        url: String,
-        gain: i64,
-        covered: i64,
-    },
 }
 
 /// A site's cover summary, before its name is attached.
