@@ -387,7 +387,7 @@ impl Ledger {
                 self.fetched.push(*id);
                 deltas.add(st.host, HostFact::Fetched, 1);
             }
-            if st.last_seen == seq {
+            if st.last_seen() == seq {
                 self.known.push(*id);
                 deltas.add(st.host, HostFact::Known, 1);
             }
@@ -422,7 +422,7 @@ impl Ledger {
         }
         out.extend(self.discovery_events.drain(..).map(|e| (e, -1)));
         let pages = &self.pages;
-        let is_new = |id: &PageId| pages[id].first_seen == t;
+        let is_new = |id: &PageId| pages[id].first_seen() == t;
         // The new pages fetched now (a small part of the pages), so a link's
         // target costs a probe of a small set rather than of the page map.
         let new_now: std::collections::HashSet<PageId, foldhash::fast::FixedState> =
@@ -593,7 +593,7 @@ impl Ledger {
         for m in mentions {
             self.note_host(m.host, m.url.host(), t, out);
             let st = page_entry(&mut self.pages, m.page, m.host, &m.url, t)?;
-            st.last_seen = t;
+            st.seen(t);
             known.push(m.page);
         }
         known.sort_unstable();
@@ -603,7 +603,7 @@ impl Ledger {
         let mut new_hosts = Vec::new();
         for id in &fetched {
             let st = &self.pages[id];
-            if st.first_seen == t {
+            if st.first_seen() == t {
                 events.add(st.host, HostFact::NewPage, 1);
             }
             if self.hosts[&st.host].first_seen == t {
@@ -702,7 +702,7 @@ impl Ledger {
                 let new = self
                     .known
                     .iter()
-                    .filter(|id| pages[*id].first_seen == t && is_main(id));
+                    .filter(|id| pages[*id].first_seen() == t && is_main(id));
                 mains.extend(new);
                 mains.sort_unstable();
                 mains.dedup();
@@ -719,7 +719,7 @@ impl Ledger {
         let time = |seq: Seq| scan.times[&seq];
         let now = time(t);
         let old = |p: &PageState| {
-            p.first_seen == scan.first_seq || now - time(p.first_seen) >= scan.content_age
+            p.first_seen() == scan.first_seq || now - time(p.first_seen()) >= scan.content_age
         };
         let hosts = &self.link_hosts;
         let outlinks = |page: PageId| {
@@ -771,7 +771,7 @@ impl Ledger {
                     page,
                     url: st.url.clone(),
                     kind,
-                    first_seen: time(st.first_seen),
+                    first_seen: time(st.first_seen()),
                     crawled,
                 }))),
                 1,
@@ -786,7 +786,7 @@ impl Ledger {
 
     /// The first snapshot at which this worker's ledger knew `page`, if it does.
     pub fn first_seen(&self, page: PageId) -> Option<Seq> {
-        self.pages.get(&page).map(|st| st.first_seen)
+        self.pages.get(&page).map(|st| st.first_seen())
     }
 
     /// RankMass: the nodes of snapshot `t`'s graph on this worker, the known

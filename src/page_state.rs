@@ -3,7 +3,8 @@
 //! The ledger holds one [`PageState`] per page it ever knew: 1.9M on bench
 //! snapshot 9 with 1 worker, its largest structure. With `Option`s and a
 //! `String` the state was 160 bytes; here the optional snapshots and times
-//! are sentinels and the URL a boxed `str`, 104 bytes. Its serialized form,
+//! are sentinels, the snapshot numbers 4 bytes and the URL a boxed `str`, 88
+//! bytes. Its serialized form,
 //! [`PageRecord`], is the old layout, so state files are unchanged.
 
 use serde::{Deserialize, Serialize};
@@ -12,19 +13,30 @@ use crate::ingest::UrlText;
 use crate::model::{HostId, Micros, Seq};
 
 /// No snapshot: a page never fetched (snapshot numbers stop below it).
-const NO_SEQ: Seq = Seq::MAX;
+const NO_SEQ: u32 = u32::MAX;
+
+/// The largest snapshot number the ledger can hold, one below its "never".
+pub const MAX_SEQ: Seq = NO_SEQ as Seq - 1;
+
+/// Snapshot `t` as the ledger stores it.
+fn packed(t: Seq) -> u32 {
+    debug_assert!(t <= MAX_SEQ, "ingest refuses larger snapshot numbers");
+    t as u32
+}
 /// No time (ingest refuses it as a fetch time).
 const NO_TIME: Micros = Micros::MIN;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "PageRecord", into = "PageRecord")]
+#[serde(try_from = "PageRecord", into = "PageRecord")]
 pub struct PageState {
     pub url: UrlText,
     pub host: HostId,
-    pub first_seen: Seq,
-    pub last_seen: Seq,
-    first_fetched: Seq,
-    last_fetched: Seq,
+    /// Snapshot numbers, 4 bytes each: ingest refuses a snapshot numbered
+    /// `u32::MAX` or more (`ingest::crawl_dir`), which leaves `NO_SEQ` free.
+    first_seen: u32,
+    last_seen: u32,
+    first_fetched: u32,
+    last_fetched: u32,
     first_fetch_time: Micros,
     last_fetch_time: Micros,
     pub observations: u32,
@@ -42,8 +54,8 @@ impl PageState {
         PageState {
             url,
             host,
-            first_seen: t,
-            last_seen: t,
+            first_seen: packed(t),
+            last_seen: packed(t),
             first_fetched: NO_SEQ,
             last_fetched: NO_SEQ,
             first_fetch_time: NO_TIME,
@@ -61,7 +73,7 @@ impl PageState {
     /// from the last observation (both known).
     pub fn fetched(&mut self, t: Seq, time: Micros, status: Option<i32>, digest: u64) -> bool {
         debug_assert!(
-            t != NO_SEQ && time != NO_TIME,
+            t <= MAX_SEQ && time != NO_TIME,
             "ingest refuses the sentinels"
         );
         let changed = self.last_digest != 0 && digest != 0 && digest != self.last_digest;
@@ -69,24 +81,39 @@ impl PageState {
         self.last_digest = digest;
         self.observations += 1;
         if self.first_fetched == NO_SEQ {
-            self.first_fetched = t;
+            self.first_fetched = packed(t);
             self.first_fetch_time = time;
         }
-        self.last_fetched = t;
+        self.last_fetched = packed(t);
         self.last_fetch_time = time;
         self.last_status = status.unwrap_or(0);
         self.has_status = status.is_some();
-        self.last_seen = t;
+        self.last_seen = packed(t);
         self.alive = true;
         changed
     }
 
+    /// Notes that snapshot `t` knows the page (fetched or linked to).
+    pub fn seen(&mut self, t: Seq) {
+        self.last_seen = packed(t);
+    }
+
+    /// The snapshot that first knew the page.
+    pub fn first_seen(&self) -> Seq {
+        Seq::from(self.first_seen)
+    }
+
+    /// The last snapshot that knew the page.
+    pub fn last_seen(&self) -> Seq {
+        Seq::from(self.last_seen)
+    }
+
     pub fn first_fetched(&self) -> Option<Seq> {
-        some_unless(self.first_fetched, NO_SEQ)
+        some_unless(self.first_fetched, NO_SEQ).map(Seq::from)
     }
 
     pub fn last_fetched(&self) -> Option<Seq> {
-        some_unless(self.last_fetched, NO_SEQ)
+        some_unless(self.last_fetched, NO_SEQ).map(Seq::from)
     }
 
     pub fn first_fetch_time(&self) -> Option<Micros> {
@@ -124,15 +151,23 @@ struct PageRecord {
     alive: bool,
 }
 
-impl From<PageRecord> for PageState {
-    fn from(r: PageRecord) -> PageState {
-        PageState {
+impl TryFrom<PageRecord> for PageState {
+    type Error = String;
+
+    fn try_from(r: PageRecord) -> Result<PageState, String> {
+        let seq = |t: Seq| {
+            u32::try_from(t)
+                .ok()
+                .filter(|&t| t != NO_SEQ)
+                .ok_or_else(|| format!("snapshot number {t} is above the largest, {MAX_SEQ}"))
+        };
+        Ok(PageState {
+            first_seen: seq(r.first_seen)?,
+            last_seen: seq(r.last_seen)?,
+            first_fetched: r.first_fetched.map_or(Ok(NO_SEQ), seq)?,
+            last_fetched: r.last_fetched.map_or(Ok(NO_SEQ), seq)?,
             url: r.url,
             host: r.host,
-            first_seen: r.first_seen,
-            last_seen: r.last_seen,
-            first_fetched: r.first_fetched.unwrap_or(NO_SEQ),
-            last_fetched: r.last_fetched.unwrap_or(NO_SEQ),
             first_fetch_time: r.first_fetch_time.unwrap_or(NO_TIME),
             last_fetch_time: r.last_fetch_time.unwrap_or(NO_TIME),
             observations: r.observations,
@@ -141,7 +176,7 @@ impl From<PageRecord> for PageState {
             last_status: r.last_status.unwrap_or(0),
             has_status: r.last_status.is_some(),
             alive: r.alive,
-        }
+        })
     }
 }
 
@@ -153,10 +188,10 @@ impl From<PageState> for PageRecord {
             first_fetch_time: s.first_fetch_time(),
             last_fetch_time: s.last_fetch_time(),
             last_status: s.last_status(),
+            first_seen: s.first_seen(),
+            last_seen: s.last_seen(),
             url: s.url,
             host: s.host,
-            first_seen: s.first_seen,
-            last_seen: s.last_seen,
             observations: s.observations,
             changes: s.changes,
             last_digest: s.last_digest,
@@ -182,7 +217,7 @@ mod tests {
     /// state, and one written now is what the old layout wrote.
     #[test]
     fn packed_state_round_trips_through_the_old_layout() {
-        assert!(std::mem::size_of::<PageState>() <= 104);
+        assert!(std::mem::size_of::<PageState>() <= 88);
         let mut s = PageState::new(url("http://a.example/x"), HostId(3), 4);
         assert_eq!(s.first_fetched(), None);
         assert_eq!(s.last_fetch_time(), None);
@@ -201,7 +236,7 @@ mod tests {
             (s.last_status(), s.changes, s.observations),
             (Some(200), 1, 4)
         );
-        assert_eq!((s.first_seen, s.last_seen, s.alive), (4, 8, true));
+        assert_eq!((s.first_seen(), s.last_seen(), s.alive), (4, 8, true));
         // State files are bincode, which writes a struct as its fields in
         // order: the old layout's fields, written out here by hand.
         let u = url("http://a.example/x");

@@ -204,8 +204,8 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
         .map(|(state, host)| PageRow {
             state,
             host,
-            first_seen: time(state.first_seen),
-            last_seen: time(state.last_seen),
+            first_seen: time(state.first_seen()),
+            last_seen: time(state.last_seen()),
         })
         .collect();
     let order = crate::str_sort::order_by_bytes(rows.len(), |i| rows[i].state.url.url.as_bytes());

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::error::InputError;
 use crate::ingest::table::{self, TableKind};
 use crate::model::{Micros, Seq, SnapshotMeta};
+use crate::page_state::MAX_SEQ;
 
 /// Storage format of one input table file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,9 +97,10 @@ impl CrawlDir {
             if name.starts_with('.') {
                 continue;
             }
-            // The largest number is the ledger's "never" (see `page_state`).
-            let seq = name.parse::<Seq>().ok().filter(|&s| s < Seq::MAX && path.is_dir()).ok_or_else(|| {
-                InputError::file(&path, format!("unexpected entry: snapshots/ holds only folders named by an integer from 0 to {}", Seq::MAX - 1))
+            // The ledger keeps snapshot numbers in 4 bytes per page, the
+            // largest meaning "never" (see `page_state`).
+            let seq = name.parse::<Seq>().ok().filter(|&s| s <= MAX_SEQ && path.is_dir()).ok_or_else(|| {
+                InputError::file(&path, format!("unexpected entry: snapshots/ holds only folders named by an integer from 0 to {MAX_SEQ}"))
             })?;
             dirs.push((seq, path));
         }
@@ -258,5 +260,27 @@ mod tests {
         );
         assert!(parse_time("yesterday").is_err());
         assert_eq!(format_time(1_767_571_200_000_000), "2026-01-05T00:00:00Z");
+    }
+
+    /// The largest snapshot number opens; one more is refused with the folder
+    /// named, before anything is read.
+    #[test]
+    fn snapshot_numbers_end_below_the_ledgers_never() {
+        let root = tempfile::tempdir().unwrap();
+        let snapshot = |seq: Seq| {
+            let dir = root.path().join("snapshots").join(seq.to_string());
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("snapshot.json"), r#"{"time": "0"}"#).unwrap();
+            std::fs::write(dir.join("pages.tsv"), "url\nhttp://a.example/\n").unwrap();
+            dir
+        };
+        snapshot(MAX_SEQ);
+        let crawl = CrawlDir::open(root.path()).unwrap();
+        assert_eq!(crawl.snapshots[0].meta.seq, MAX_SEQ);
+        assert_eq!(MAX_SEQ, 4_294_967_294);
+        let too_large = snapshot(MAX_SEQ + 1);
+        let e = CrawlDir::open(root.path()).err().unwrap().to_string();
+        assert!(e.contains(&too_large.display().to_string()), "{e}");
+        assert!(e.contains("from 0 to 4294967294"), "{e}");
     }
 }

@@ -149,8 +149,8 @@ impl TableRow for PageRow<'_> {
         out.str(self.host);
         out.time(self.first_seen);
         out.time(self.last_seen);
-        out.i64(s.first_seen as i64);
-        out.i64(s.last_seen as i64);
+        out.i64(s.first_seen() as i64);
+        out.i64(s.last_seen() as i64);
         out.i64(s.observations as i64);
         out.i64(s.changes as i64);
         out.opt_time(s.first_fetch_time());
