@@ -334,10 +334,12 @@ impl EpochStage for PagesState {
                 if ledger.first_seen(dst) != Some(t) {
                     continue;
                 }
+                // Most pages have one source: room for one, not the four a
+                // first push makes.
                 let page = self.pages.entry(dst).or_insert_with(|| Revealed {
                     host: dst_host,
                     found: now,
-                    sources: Vec::new(),
+                    sources: Vec::with_capacity(1),
                 });
                 page.sources.push((src_host, src));
                 out.push(Ok(SourceIn::Revealed {
