@@ -1,11 +1,18 @@
 use std::process::ExitCode;
 
-/// See `memory::tune_allocator`.
+use webevo::memory::Counted;
+
+/// See `memory::tune_allocator`; counted for `WEBEVO_MEMORY_TRACE`.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: Counted<mimalloc::MiMalloc> = Counted(mimalloc::MiMalloc);
+
+#[cfg(not(feature = "mimalloc"))]
+#[global_allocator]
+static ALLOCATOR: Counted<std::alloc::System> = Counted(std::alloc::System);
 
 fn main() -> ExitCode {
+    webevo::memory::count_heap();
     webevo::memory::tune_allocator();
     match webevo::cli::run(std::env::args_os()) {
         Ok(()) => ExitCode::SUCCESS,

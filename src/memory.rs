@@ -2,7 +2,8 @@
 //! /proc/self/status, reset between stages through /proc/self/clear_refs;
 //! elsewhere every reading is 0), and the memory budget.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// mimalloc's option `mi_option_purge_delay` (its number in the `mi_option_e`
@@ -178,17 +179,87 @@ fn tracing() -> bool {
     *ON.get_or_init(|| std::env::var_os("WEBEVO_MEMORY_TRACE").is_some())
 }
 
-/// With `WEBEVO_MEMORY_TRACE` set, prints the resident memory now and the
-/// peak since the stage started, at a named point of a snapshot's work: where
-/// inside a stage its peak is, which the per-stage peaks cannot tell.
+/// With `WEBEVO_MEMORY_TRACE` set, prints the resident memory now, the peak
+/// since the stage started and, when the binary's allocator is [`Counted`],
+/// the heap the program holds: at a named point of a snapshot's work, where
+/// inside a stage its peak is, which the per-stage peaks cannot tell. The
+/// resident memory less the heap is what the allocator holds beyond the
+/// program's blocks (their rounding and the free space between them) and what
+/// is not heap (code, stacks).
 pub fn trace(what: impl FnOnce() -> String) {
     if tracing() {
+        let heap = match COUNTING.load(Ordering::Relaxed) {
+            true => format!(", heap {} MiB", LIVE.load(Ordering::Relaxed).max(0) >> 20),
+            false => String::new(),
+        };
         eprintln!(
-            "webevo: memory: {}: resident {} MiB, stage peak {} MiB",
+            "webevo: memory: {}: resident {} MiB, stage peak {} MiB{heap}",
             what(),
             resident() >> 20,
             read_hwm() >> 20
         );
+    }
+}
+
+/// Whether [`Counted`] counts: from [`count_heap`] on.
+static COUNTING: AtomicBool = AtomicBool::new(false);
+/// Bytes the program asked [`Counted`] for and has not given back, since
+/// counting started (blocks from before and freed after make it a little low).
+static LIVE: AtomicI64 = AtomicI64::new(0);
+
+/// A global allocator that counts the bytes it holds for the program once
+/// [`count_heap`] has been called (with `WEBEVO_MEMORY_TRACE` set), for
+/// [`trace`]; otherwise it costs one relaxed load per call.
+pub struct Counted<A>(pub A);
+
+fn count(delta: isize) {
+    if COUNTING.load(Ordering::Relaxed) {
+        LIVE.fetch_add(delta as i64, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every call is forwarded to the wrapped allocator unchanged; the
+// counting only reads the layouts.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Counted<A> {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract is the wrapped allocator's.
+        let p = unsafe { self.0.alloc(layout) };
+        if !p.is_null() {
+            count(layout.size() as isize);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as for `alloc`.
+        let p = unsafe { self.0.alloc_zeroed(layout) };
+        if !p.is_null() {
+            count(layout.size() as isize);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(-(layout.size() as isize));
+        // SAFETY: as for `alloc`.
+        unsafe { self.0.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as for `alloc`.
+        let p = unsafe { self.0.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            count(new_size as isize - layout.size() as isize);
+        }
+        p
+    }
+}
+
+/// Starts [`Counted`]'s count when `WEBEVO_MEMORY_TRACE` is set; called first
+/// thing in `main`, so that nearly every block is counted both ways.
+pub fn count_heap() {
+    if tracing() {
+        COUNTING.store(true, Ordering::Relaxed);
     }
 }
 
