@@ -574,6 +574,9 @@ fn advance_sources(
         let counted = if st.crawls > 1 { found.len() as u64 } else { 0 };
         if st.crawls > 1 {
             st.new_links += counted;
+            // Exactly, here and below: a source's lists live as long as it
+            // does, and a doubled list is up to half unused for good.
+            st.young.reserve_exact(found.len());
             st.young.extend(found.iter().map(|&p| (p, now, false)));
         }
         st.recent.push_back((at, counted));
@@ -592,6 +595,7 @@ fn advance_sources(
         y.2 = true;
         let bin = bin as usize;
         if st.bins.len() <= bin {
+            st.bins.reserve_exact(bin + 1 - st.bins.len());
             st.bins.resize(bin + 1, 0);
         }
         st.bins[bin] += clicks;
@@ -604,10 +608,18 @@ fn advance_sources(
     for s in current {
         let (_, st) = sources.get_mut(&s.page).expect("inserted above");
         // Pages past the horizon: every bin of theirs has ended.
-        let (gone, young): (Vec<_>, Vec<_>) = st.young.drain(..).partition(|y| now - y.1 >= limit);
-        st.young = young;
-        st.old_pages += gone.len() as u64;
-        st.old_clicked += gone.iter().filter(|y| y.2).count() as u64;
+        let (mut gone, mut gone_clicked) = (0, 0);
+        st.young.retain(|y| {
+            let young = now - y.1 < limit;
+            if !young {
+                gone += 1;
+                gone_clicked += u64::from(y.2);
+            }
+            young
+        });
+        st.young.shrink_to_fit();
+        st.old_pages += gone;
+        st.old_clicked += gone_clicked;
 
         let times: Vec<f64> = st.recent.iter().map(|r| r.0 as f64 / 1e6).collect();
         let links: Vec<u64> = st.recent.iter().map(|r| r.1).collect();
