@@ -621,6 +621,11 @@ impl Job {
     }
 }
 
+/// Updates' worth of merging an idle arrangement does per scheduling (see
+/// [`Cluster::timely_config`]): the arrangements hold per-host and per-site
+/// numbers, not pages or links, so a few activations compact one.
+const IDLE_MERGE_EFFORT: isize = 100_000;
+
 /// How many workers and processes, from the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cluster {
@@ -724,9 +729,18 @@ impl Cluster {
         } else {
             Comm::Thread
         };
+        // An arrangement keeps a snapshot's contributions, and their
+        // retraction at the next snapshot, in separate batches until a merge
+        // cancels them, and merges only as new batches arrive: a run held
+        // several snapshots' worth. Merging while idle compacts each one as
+        // soon as its snapshot is done.
+        let mut worker = timely::WorkerConfig::default();
+        let merging =
+            differential_dataflow::Config::default().idle_merge_effort(Some(IDLE_MERGE_EFFORT));
+        differential_dataflow::configure(&mut worker, &merging);
         timely::Config {
             communication,
-            worker: timely::WorkerConfig::default(),
+            worker,
         }
     }
 }
