@@ -408,7 +408,7 @@ impl Orders {
         }
         let acc = &mut self.acc;
         acc.clear();
-        acc.resize(part.slots.len(), 0);
+        acc.resize(part.slot_count(), 0);
         // As a slice: a store through the `Vec` made the compiler reload its
         // pointer and length on every link.
         let acc = acc.as_mut_slice();
