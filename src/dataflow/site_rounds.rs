@@ -7,9 +7,11 @@
 //! up in that worker's ledger. When a snapshot closes,
 //! every site with start edges gets its closure ([`new_page_closure`]) and is
 //! evaluated ([`site_round::evaluate`]), and its history extended. What a site
-//! contributes is emitted at the snapshot and retracted at the next, like the
-//! ledger's events; the aggregates downstream are differential reduces over
-//! those contributions.
+//! contributes to the aggregates is emitted at the snapshot and retracted at
+//! the next, like the ledger's events; the aggregates downstream are
+//! differential reduces over those contributions. Its cover steps and cluster
+//! members are rows of per-snapshot tables, named here (the ledger of the
+//! site's worker knows its host's name) and emitted once.
 //!
 //! The histories are state: written to `_state/sites-<worker>.bin` after the last
 //! snapshot and handed back by the ledger at the restore epoch of the next run.
