@@ -25,6 +25,7 @@ import time
 import duckdb
 import igraph as ig
 
+import change_peer
 import discovery_sql
 import pagerank_peer
 import revisit_peer
@@ -298,6 +299,7 @@ def change(args, data):
                      f"relative difference of the two plans' frequencies {worst:.1e}; budget {budget:g}/day, "
                      f"webevo's plan sums to {ours.sum():.9f}.")
     change_secs, found_secs = best["change"], best["foundation"]
+    mle_line = change_mle_peer(data, out, change_secs, found_secs, workers)
     lines = []
     date = datetime.date.today().isoformat()
     lines.append(f"### Change analysis: `{args.preset}` preset, {date}, webevo {revision()}")
@@ -333,7 +335,35 @@ def change(args, data):
                      f"{1e6 * sum(early) / len(early):.1f} µs).")
         lines.append("")
     lines.append(peer_line)
+    lines.append("")
+    lines.append(mle_line)
     write_section(f"{args.preset}-change", "\n".join(lines) + "\n")
+
+
+def change_mle_peer(data, out, change_secs, found_secs, workers):
+    """The per-page change-rate estimates of the last snapshot recomputed by
+    the DuckDB + NumPy peer (benches/change_peer.py), checked against webevo's
+    `page_change` rows and timed against webevo's change share of it."""
+    import numpy as np
+    last = max(change_secs)
+    estimates, secs = change_peer.recompute(data, last, threads=workers)
+    worst, pages = change_peer.compare(estimates, out, last)
+    exact = [k for k in ("observations", "n", "x") if worst[k]]
+    if exact or max(worst[k] for k in ("span_s", "naive", "regular", "mle")) > 1e-6:
+        sys.exit(f"change: the peer's estimates disagree with webevo's page_change rows: {worst}")
+    share = change_secs[last] - found_secs[last]
+    return (f"Snapshot {last}: the per-page change-rate estimates of its {pages:,} fetched pages "
+            f"(observations, `n`, `X`, span, naive, regular and maximum-likelihood rates) recomputed by "
+            f"the DuckDB + NumPy peer (`benches/change_peer.py`: DuckDB {duckdb.__version__} with {workers} "
+            f"threads reads every snapshot's pages and forms each page's intervals; NumPy {np.__version__} "
+            f"solves every page's likelihood equation at once): {secs['total']:.2f} s (load and intervals "
+            f"{secs['load']:.2f} s, the estimates {secs['compute']:.2f} s). webevo's change share of the "
+            f"snapshot (change job minus foundation only, which also makes the interval bounds, rate classes, "
+            f"lifespans, groups, aggregate tables and revisit plan): {share:.2f} s, its whole snapshot with "
+            f"reading it {change_secs[last]:.2f} s: **peer / webevo's share = {secs['total'] / share:.2f}x**, "
+            f"peer / webevo's whole snapshot = {secs['total'] / change_secs[last]:.2f}x (above 1: webevo is "
+            f"faster). Largest relative differences from webevo's rows: maximum-likelihood rate "
+            f"{worst['mle']:.1e}, regular {worst['regular']:.1e}, naive {worst['naive']:.1e}; counts equal.")
 
 
 def rankmass(args, data):
