@@ -230,6 +230,7 @@ pub(super) fn epoch_operator<'s, S: EpochStage>(
 ) -> Stream<'s, Seq, Vec<S::Out>> {
     let ctx = ctx.clone();
     let placement = ctx.placement.clone();
+    let stage_name = name.to_string();
     input.unary_frontier::<CapacityContainerBuilder<Vec<S::Out>>, _, _, _>(
         Exchange::new(move |x: &S::In| route_by(&placement, x)),
         name,
@@ -254,6 +255,13 @@ pub(super) fn epoch_operator<'s, S: EpochStage>(
                     } else {
                         let mut out = Vec::new();
                         stage.advance(t, stash.remove(&t).unwrap_or_default(), &ctx, &mut out);
+                        crate::memory::trace(|| {
+                            format!(
+                                "worker {} snapshot {t}: {stage_name} done ({} out)",
+                                ctx.index,
+                                out.len()
+                            )
+                        });
                         if !out.is_empty() {
                             output.session(&c).give_iterator(out.into_iter());
                         }

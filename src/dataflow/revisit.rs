@@ -327,6 +327,13 @@ pub fn revisit_plan<'s>(
                             let work = std::time::Instant::now();
                             solver.inputs = stash.remove(&t).unwrap_or_default();
                             solver.inputs.sort_unstable();
+                            crate::memory::trace(|| {
+                                format!(
+                                    "worker {} snapshot {t}: revisit plan starts ({} pages)",
+                                    solver.index,
+                                    solver.inputs.len()
+                                )
+                            });
                             let ranks = weights.remove(&t).unwrap_or_default();
                             solver.set = PageSet::new(
                                 solver

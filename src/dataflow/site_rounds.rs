@@ -103,6 +103,12 @@ pub fn site_rounds<'s>(
                         }
                     } else if ctx.plan.writes(t) {
                         let (out, rows) = sites.evaluate(t, &ctx);
+                        crate::memory::trace(|| {
+                            format!(
+                                "worker {} snapshot {t}: discovery's site rounds done",
+                                ctx.index
+                            )
+                        });
                         // Contributions hold for snapshot t only; rows are
                         // messages of snapshot t.
                         let at_t = c.delayed(&t);
