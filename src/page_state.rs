@@ -4,8 +4,8 @@
 //! snapshot 9 with 1 worker, its largest structure. With `Option`s and a
 //! `String` the state was 160 bytes; here the optional snapshots and times
 //! are sentinels, the snapshot numbers 4 bytes and the URL a boxed `str`, 88
-//! bytes. Its serialized form,
-//! [`PageRecord`], is the old layout, so state files are unchanged.
+//! bytes. Its serialized form, [`PageRecord`], is the old layout, so state
+//! files are unchanged.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +23,7 @@ fn packed(t: Seq) -> u32 {
     debug_assert!(t <= MAX_SEQ, "ingest refuses larger snapshot numbers");
     t as u32
 }
+
 /// No time (ingest refuses it as a fetch time).
 const NO_TIME: Micros = Micros::MIN;
 
