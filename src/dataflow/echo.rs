@@ -69,7 +69,8 @@ pub enum EchoMsg {
     Source(Box<SourceObs>),
     /// An outlink of a source fetched at this snapshot that its worker's links
     /// of the snapshot before did not have (only such a link can name a page
-    /// first seen now).
+    /// first seen now), and whose destination, if on the same worker, is
+    /// first seen now.
     Link {
         dst_host: HostId,
         dst: PageId,
@@ -254,10 +255,12 @@ pub(super) fn epoch_operator<'s, S: EpochStage>(
                         }
                     } else {
                         let mut out = Vec::new();
-                        stage.advance(t, stash.remove(&t).unwrap_or_default(), &ctx, &mut out);
+                        let msgs = stash.remove(&t).unwrap_or_default();
+                        let count = msgs.len();
+                        stage.advance(t, msgs, &ctx, &mut out);
                         crate::memory::trace(|| {
                             format!(
-                                "worker {} snapshot {t}: {stage_name} done ({} out)",
+                                "worker {} snapshot {t}: {stage_name} done ({count} in, {} out)",
                                 ctx.index,
                                 out.len()
                             )
