@@ -320,6 +320,13 @@ pub enum BookRow {
 }
 
 impl ChangeBook {
+    /// The bytes the book's per-page histories hold: the map, and each
+    /// history's entries.
+    pub fn heap_bytes(&self) -> usize {
+        let entries: usize = self.pages.values().map(|h| h.entries.capacity() * 8).sum();
+        self.pages.heap_bytes() + entries
+    }
+
     pub fn new(settings: BookSettings) -> ChangeBook {
         ChangeBook {
             class_rates: settings.params.class_rates(),

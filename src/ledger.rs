@@ -291,6 +291,27 @@ impl Deltas {
 }
 
 impl Ledger {
+    /// What the ledger's largest structures hold, in MiB, for the memory
+    /// trace: which of them a change to the state's layout should target.
+    pub fn footprint(&self) -> String {
+        let mib = |b: usize| b >> 20;
+        let urls: usize = self.pages.values().map(|p| p.url.url.len()).sum();
+        let sets = (self.fetched.capacity() + self.known.capacity() + self.alive.capacity())
+            * std::mem::size_of::<PageId>();
+        let change = self.change.as_ref().map_or(0, |c| c.heap_bytes());
+        format!(
+            "{} pages: states {}, URLs {}; {} links {} (fresh {}); page sets {}; change histories {}",
+            self.pages.len(),
+            mib(self.pages.heap_bytes()),
+            mib(urls),
+            self.links.len(),
+            mib(self.links.heap_bytes()),
+            mib(self.fresh_links.heap_bytes()),
+            mib(sets),
+            mib(change),
+        )
+    }
+
     /// Links of the last snapshot (a capacity hint for the next batch).
     pub fn links(&self) -> usize {
         self.links.len()

@@ -198,6 +198,12 @@ impl LinkSet {
         *self.ends.last_mut().expect("a run is open") = self.dsts.len() as u32;
     }
 
+    /// The bytes the set holds.
+    pub fn heap_bytes(&self) -> usize {
+        (self.srcs.capacity() + self.dsts.capacity()) * std::mem::size_of::<PageId>()
+            + (self.src_hosts.capacity() + self.ends.capacity() + self.dst_hosts.capacity()) * 4
+    }
+
     /// The number of sources.
     pub fn sources_len(&self) -> usize {
         self.srcs.len()
@@ -331,6 +337,10 @@ impl LinkGather {
 pub struct Fresh(Vec<u64>);
 
 impl Fresh {
+    pub fn heap_bytes(&self) -> usize {
+        self.0.capacity() * 8
+    }
+
     pub fn contains(&self, position: usize) -> bool {
         self.0[position / 64] & (1 << (position % 64)) != 0
     }

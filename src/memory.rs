@@ -181,15 +181,24 @@ fn tracing() -> bool {
 
 /// With `WEBEVO_MEMORY_TRACE` set, prints the resident memory now, the peak
 /// since the stage started and, when the binary's allocator is [`Counted`],
-/// the heap the program holds: at a named point of a snapshot's work, where
-/// inside a stage its peak is, which the per-stage peaks cannot tell. The
+/// the heap the program holds now and at most since the last trace: at a
+/// named point of a snapshot's work, where inside a stage its peak is, which
+/// the per-stage peaks cannot tell. The
 /// resident memory less the heap is what the allocator holds beyond the
 /// program's blocks (their rounding and the free space between them) and what
 /// is not heap (code, stacks).
 pub fn trace(what: impl FnOnce() -> String) {
     if tracing() {
         let heap = match COUNTING.load(Ordering::Relaxed) {
-            true => format!(", heap {} MiB", LIVE.load(Ordering::Relaxed).max(0) >> 20),
+            true => {
+                let live = LIVE.load(Ordering::Relaxed);
+                let peak = HEAP_PEAK.swap(live, Ordering::Relaxed).max(live);
+                format!(
+                    ", heap {} MiB (peak since the last trace {} MiB)",
+                    live.max(0) >> 20,
+                    peak.max(0) >> 20
+                )
+            }
             false => String::new(),
         };
         eprintln!(
@@ -206,6 +215,10 @@ static COUNTING: AtomicBool = AtomicBool::new(false);
 /// Bytes the program asked [`Counted`] for and has not given back, since
 /// counting started (blocks from before and freed after make it a little low).
 static LIVE: AtomicI64 = AtomicI64::new(0);
+/// The most `LIVE` has been since the last [`trace`]: where between two
+/// traces the heap peaked, which the resident peak cannot tell apart from the
+/// allocator's own holdings.
+static HEAP_PEAK: AtomicI64 = AtomicI64::new(0);
 
 /// A global allocator that counts the bytes it holds for the program once
 /// [`count_heap`] has been called (with `WEBEVO_MEMORY_TRACE` set), for
@@ -214,7 +227,10 @@ pub struct Counted<A>(pub A);
 
 fn count(delta: isize) {
     if COUNTING.load(Ordering::Relaxed) {
-        LIVE.fetch_add(delta as i64, Ordering::Relaxed);
+        let now = LIVE.fetch_add(delta as i64, Ordering::Relaxed) + delta as i64;
+        if delta > 0 {
+            HEAP_PEAK.fetch_max(now, Ordering::Relaxed);
+        }
     }
 }
 

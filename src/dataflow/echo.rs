@@ -257,7 +257,13 @@ pub(super) fn epoch_operator<'s, S: EpochStage>(
                         let mut out = Vec::new();
                         let msgs = stash.remove(&t).unwrap_or_default();
                         let count = msgs.len();
+                        crate::memory::trace(|| {
+                            format!("worker {} snapshot {t}: {stage_name} starts", ctx.index)
+                        });
                         stage.advance(t, msgs, &ctx, &mut out);
+                        // A point to stop a run at, e.g. `EchoPages-9`: under
+                        // heaptrack, whose "leaks" are then the heap live there.
+                        crate::failpoint::hit(&format!("{stage_name}-{t}"));
                         crate::memory::trace(|| {
                             format!(
                                 "worker {} snapshot {t}: {stage_name} done ({count} in, {} out)",

@@ -132,7 +132,13 @@ fn fold(
     let result = ledger.advance_into(ctx.plan.meta(t), batch, &mut updates, &mut write_row);
     updates.flush();
     page_rows.finish();
-    crate::memory::trace(|| format!("worker {} snapshot {t}: ledger fold done", ctx.index));
+    crate::memory::trace(|| {
+        format!(
+            "worker {} snapshot {t}: ledger fold done ({})",
+            ctx.index,
+            ledger.footprint()
+        )
+    });
     let mut log = ctx.log.borrow_mut();
     let odd = log.odd.entry(t).or_default();
     odd.duplicate_links += ledger.odd.duplicate_links - odd_before.duplicate_links;
