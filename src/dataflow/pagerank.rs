@@ -1247,14 +1247,16 @@ pub fn pagerank<'s>(
                                 drop(ledger);
                                 solver.part.own_slots_in_node_order(solver.index);
                                 solver.part.release_lookups();
-                                solver.split = Split::build(&solver.part, solver.index, solver.d);
-                                let p = &solver.part;
                                 solver.prior.clear();
-                                solver.prior.extend(p.pages.iter().map(|pg| solver.prev.get(pg).map(|v| v.1)));
+                                solver.prior.extend(solver.part.pages.iter().map(|pg| solver.prev.get(pg).map(|v| v.1)));
                                 // Rebuilt from the part at the finish: let go
-                                // through the solve and the orderings (52 MB
-                                // on bench snapshot 9 with 1 worker).
+                                // through the split, the solve and the
+                                // orderings (52 MB on bench snapshot 9 with 1
+                                // worker).
                                 solver.prev = FastMap::default();
+                                solver.split = Split::build(&solver.part, solver.index, solver.d);
+                                crate::memory::trace(|| format!("worker {} snapshot {t}: PageRank split built", solver.index));
+                                let p = &solver.part;
                                 let prior = &solver.prior;
                                 let own = Sums {
                                     nodes: p.pages.len() as u64,
