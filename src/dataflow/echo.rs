@@ -38,6 +38,7 @@ use crate::dataflow::echo_cover::{self, CoverSet};
 use crate::dataflow::split::split_by_kind;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
+use crate::id_map::IdMap;
 use crate::ingest::{ClickObs, UrlText, CLICK_BIN};
 use crate::job::EchoParams;
 use crate::ledger::LedgerOut;
@@ -524,9 +525,11 @@ fn sources_stage<'s>(
     )
 }
 
-/// One worker's sources: `page -> (host, history)`.
+/// One worker's sources: `page -> (host, history)`. An [`IdMap`]: sources are
+/// never dropped, and a hash map's table of 128-byte entries is up to half
+/// empty after it doubles.
 #[derive(Default)]
-struct SourcesState(FastMap<PageId, (HostId, SourceState)>);
+struct SourcesState(IdMap<PageId, (HostId, SourceState)>);
 
 impl EpochStage for SourcesState {
     type In = SourceIn;
@@ -542,7 +545,7 @@ impl EpochStage for SourcesState {
 }
 
 fn advance_sources(
-    sources: &mut FastMap<PageId, (HostId, SourceState)>,
+    sources: &mut IdMap<PageId, (HostId, SourceState)>,
     t: Seq,
     msgs: Vec<SourceIn>,
     ctx: &WorkerCtx,
@@ -565,7 +568,9 @@ fn advance_sources(
                 ..
             } => bins.push((src, page, bin, clicks)),
             SourceIn::Restored(h, list) => {
-                sources.extend(list.into_iter().map(|(p, s)| (p, (h, s))));
+                for (p, s) in list {
+                    sources.insert(p, (h, s));
+                }
             }
         }
     }
@@ -577,9 +582,7 @@ fn advance_sources(
     // Crawls first: a source's first crawl is its baseline, whose pages it does
     // not count.
     for s in &current {
-        let (_, st) = sources
-            .entry(s.page)
-            .or_insert_with(|| (s.host, SourceState::default()));
+        let (_, st) = sources.get_or_insert_with(s.page, || (s.host, SourceState::default()));
         let Some(at) = s.crawled else { continue };
         let from = revealed.partition_point(|r| r.0 < s.page);
         let found: Vec<PageId> = revealed[from..]
@@ -722,11 +725,11 @@ fn curve(st: &SourceState, now: Micros, horizon: usize) -> Vec<f64> {
 }
 
 fn persist_sources(
-    sources: &FastMap<PageId, (HostId, SourceState)>,
+    sources: &IdMap<PageId, (HostId, SourceState)>,
     ctx: &WorkerCtx,
 ) -> Result<(), OutputError> {
     let mut by_host: BTreeMap<HostId, Vec<(PageId, SourceState)>> = BTreeMap::new();
-    for (p, (h, st)) in sources {
+    for (p, (h, st)) in sources.iter() {
         by_host.entry(*h).or_default().push((*p, st.clone()));
     }
     let by_host = by_host
