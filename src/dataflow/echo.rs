@@ -70,8 +70,7 @@ pub enum EchoMsg {
     Source(Box<SourceObs>),
     /// An outlink of a source fetched at this snapshot that its worker's links
     /// of the snapshot before did not have (only such a link can name a page
-    /// first seen now), and whose destination, if on the same worker, is
-    /// first seen now.
+    /// first seen now).
     Link {
         dst_host: HostId,
         dst: PageId,
