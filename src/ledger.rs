@@ -22,7 +22,7 @@
 //! - New host: has fetched pages at `t`, and none of its pages was known before `t`.
 //!
 //! # Memory
-//! Per known page one [`PageState`] (104 bytes, and its URL), per link of the
+//! Per known page one [`PageState`] (88 bytes, and its URL), per link of the
 //! last snapshot 12 bytes and per link source 16 ([`LinkSet`]), plus the snapshot
 //! being processed (24 bytes a link as it gathers).
 

@@ -183,10 +183,9 @@ fn tracing() -> bool {
 /// since the stage started and, when the binary's allocator is [`Counted`],
 /// the heap the program holds now and at most since the last trace: at a
 /// named point of a snapshot's work, where inside a stage its peak is, which
-/// the per-stage peaks cannot tell. The
-/// resident memory less the heap is what the allocator holds beyond the
-/// program's blocks (their rounding and the free space between them) and what
-/// is not heap (code, stacks).
+/// the per-stage peaks cannot tell. The resident memory less the heap is what
+/// the allocator holds beyond the program's blocks (their rounding and the
+/// free space between them) and what is not heap (code, stacks).
 pub fn trace(what: impl FnOnce() -> String) {
     if tracing() {
         let heap = match COUNTING.load(Ordering::Relaxed) {

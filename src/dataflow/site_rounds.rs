@@ -9,7 +9,9 @@
 //! evaluated ([`site_round::evaluate`]), and its history extended. What a site
 //! contributes to the aggregates is emitted at the snapshot and retracted at
 //! the next, like the ledger's events; the aggregates downstream are
-//! differential reduces over those contributions. Its cover steps and cluster
+//! differential reduces over those contributions. Only its statistics name
+//! the site: the rest is read as a multiset, so equal contributions of the
+//! worker's sites are added up before they are sent. Its cover steps and cluster
 //! members are rows of per-snapshot tables, named here (the ledger of the
 //! site's worker knows its host's name) and emitted once.
 //!
@@ -234,7 +236,6 @@ const NO_SITE: HostId = HostId(0);
 fn contributions(h: HostId, r: &RoundResult, params: &DiscoveryParams, out: &mut Contributions) {
     out.push(((h, SiteOut::Stats(stats(r))), 1));
     let mut push = |o: SiteOut, d: isize| out.push(((NO_SITE, o), d));
-    let covered = |picks: &[CoverStep]| picks.last().map_or(0, |s| s.covered);
     for s in &r.steps {
         push(SiteOut::Gain(s.gain), 1);
     }
@@ -269,9 +270,13 @@ fn contributions(h: HostId, r: &RoundResult, params: &DiscoveryParams, out: &mut
     }
 }
 
+/// New pages covered by a prefix of the greedy picks.
+fn covered(picks: &[CoverStep]) -> u64 {
+    picks.last().map_or(0, |s| s.covered)
+}
+
 /// The site's closure statistics, for its cover summary.
 fn stats(r: &RoundResult) -> CoverStats {
-    let covered = |picks: &[CoverStep]| picks.last().map_or(0, |s| s.covered);
     let c90 = crate::algo::greedy::partial(&r.steps, 0.9, r.coverable);
     CoverStats {
         covering_pairs: r.covering_pairs as i64,
