@@ -213,10 +213,33 @@ pub(super) trait EpochStage: 'static {
     type In: timely::ExchangeData;
     type Out: Clone + 'static;
     /// The messages of a snapshot (or of the restore epoch, `t = restore`).
-    fn advance(&mut self, t: Seq, msgs: Vec<Self::In>, ctx: &WorkerCtx, out: &mut Vec<Self::Out>);
+    fn advance(&mut self, t: Seq, msgs: Vec<Self::In>, ctx: &WorkerCtx, out: &mut Emit<Self::Out>);
     /// Leaves the state for the next run.
     fn persist(&self, _ctx: &WorkerCtx) -> Result<(), OutputError> {
         Ok(())
+    }
+}
+
+/// Where a stage's output goes: each item into the operator's output session
+/// as it is made, which ships it on a container at a time. A stage that
+/// gathered a snapshot's output in one vector held it twice at its end, the
+/// vector and the containers it was copied into: ECHO's sources stage emits
+/// 629K items on bench snapshot 9, and its vector grew to 160 MB.
+pub(super) struct Emit<'a, T> {
+    give: &'a mut dyn FnMut(T),
+    count: usize,
+}
+
+impl<T> Emit<'_, T> {
+    pub fn push(&mut self, x: T) {
+        self.count += 1;
+        (self.give)(x);
+    }
+
+    pub fn extend(&mut self, items: impl IntoIterator<Item = T>) {
+        for x in items {
+            self.push(x);
+        }
     }
 }
 
@@ -254,26 +277,27 @@ pub(super) fn epoch_operator<'s, S: EpochStage>(
                             ctx.log.borrow_mut().error(e);
                         }
                     } else {
-                        let mut out = Vec::new();
                         let msgs = stash.remove(&t).unwrap_or_default();
                         let count = msgs.len();
                         crate::memory::trace(|| {
                             format!("worker {} snapshot {t}: {stage_name} starts", ctx.index)
                         });
+                        let mut session = output.session(&c);
+                        let mut out = Emit {
+                            give: &mut |x| session.give(x),
+                            count: 0,
+                        };
                         stage.advance(t, msgs, &ctx, &mut out);
+                        let emitted = out.count;
                         // A point to stop a run at, e.g. `EchoPages-9`: under
                         // heaptrack, whose "leaks" are then the heap live there.
                         crate::failpoint::hit(&format!("{stage_name}-{t}"));
                         crate::memory::trace(|| {
                             format!(
-                                "worker {} snapshot {t}: {stage_name} done ({count} in, {} out)",
+                                "worker {} snapshot {t}: {stage_name} done ({count} in, {emitted} out)",
                                 ctx.index,
-                                out.len()
                             )
                         });
-                        if !out.is_empty() {
-                            output.session(&c).give_iterator(out.into_iter());
-                        }
                     }
                     next += 1;
                     match epochs.get(next) {
@@ -312,7 +336,7 @@ impl EpochStage for PagesState {
     /// `Err`: a pair of hosts whose sources revealed a common page (the cover's).
     type Out = Result<SourceIn, (HostId, HostId)>;
 
-    fn advance(&mut self, t: Seq, msgs: Vec<EchoMsg>, ctx: &WorkerCtx, out: &mut Vec<Self::Out>) {
+    fn advance(&mut self, t: Seq, msgs: Vec<EchoMsg>, ctx: &WorkerCtx, out: &mut Emit<Self::Out>) {
         let params = &ctx.plan.job.echo;
         let now = ctx.plan.meta(t).time;
         let horizon = horizon_bins(params);
@@ -534,7 +558,7 @@ impl EpochStage for SourcesState {
     type In = SourceIn;
     type Out = SourceOut;
 
-    fn advance(&mut self, t: Seq, msgs: Vec<SourceIn>, ctx: &WorkerCtx, out: &mut Vec<SourceOut>) {
+    fn advance(&mut self, t: Seq, msgs: Vec<SourceIn>, ctx: &WorkerCtx, out: &mut Emit<SourceOut>) {
         advance_sources(&mut self.0, t, msgs, ctx, out);
     }
 
@@ -548,7 +572,7 @@ fn advance_sources(
     t: Seq,
     msgs: Vec<SourceIn>,
     ctx: &WorkerCtx,
-    out: &mut Vec<SourceOut>,
+    out: &mut Emit<SourceOut>,
 ) {
     let params = &ctx.plan.job.echo;
     let now = ctx.plan.meta(t).time;
@@ -768,7 +792,13 @@ impl EpochStage for Scheduler {
     type In = SourceOut;
     type Out = Result<EchoScheduleRow, EchoPlanRow>;
 
-    fn advance(&mut self, t: Seq, msgs: Vec<SourceOut>, ctx: &WorkerCtx, out: &mut Vec<Self::Out>) {
+    fn advance(
+        &mut self,
+        t: Seq,
+        msgs: Vec<SourceOut>,
+        ctx: &WorkerCtx,
+        out: &mut Emit<Self::Out>,
+    ) {
         if !ctx.plan.writes(t) {
             return;
         }

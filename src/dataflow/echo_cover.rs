@@ -31,7 +31,7 @@ use timely::dataflow::Stream;
 
 use crate::algo::disjoint_sets::DisjointSets;
 use crate::algo::greedy::{greedy_cover, merge_sites, CoverStep};
-use crate::dataflow::echo::{epoch_operator, EpochStage};
+use crate::dataflow::echo::{epoch_operator, Emit, EpochStage};
 use crate::dataflow::WorkerCtx;
 use crate::model::{HostId, PageId, Seq};
 use crate::output::echo::SourceCoverRow;
@@ -102,7 +102,7 @@ impl EpochStage for Groups {
         _: Seq,
         mut pairs: Vec<(HostId, HostId)>,
         _: &WorkerCtx,
-        out: &mut Vec<SetsIn>,
+        out: &mut Emit<SetsIn>,
     ) {
         pairs.sort_unstable();
         pairs.dedup();
@@ -131,7 +131,7 @@ impl EpochStage for Sets {
     type In = SetsIn;
     type Out = (HostId, Box<CoverSet>);
 
-    fn advance(&mut self, _: Seq, msgs: Vec<SetsIn>, _: &WorkerCtx, out: &mut Vec<Self::Out>) {
+    fn advance(&mut self, _: Seq, msgs: Vec<SetsIn>, _: &WorkerCtx, out: &mut Emit<Self::Out>) {
         let mut group_of: BTreeMap<HostId, HostId> = BTreeMap::new();
         let mut sets = Vec::new();
         for m in msgs {
@@ -156,7 +156,7 @@ impl EpochStage for Trajectories {
     type In = (HostId, Box<CoverSet>);
     type Out = GroupPicks;
 
-    fn advance(&mut self, _: Seq, msgs: Vec<Self::In>, _: &WorkerCtx, out: &mut Vec<GroupPicks>) {
+    fn advance(&mut self, _: Seq, msgs: Vec<Self::In>, _: &WorkerCtx, out: &mut Emit<GroupPicks>) {
         let mut groups: BTreeMap<HostId, Vec<(String, Vec<PageId>)>> = BTreeMap::new();
         for (group, set) in msgs {
             let set = *set;
@@ -184,7 +184,7 @@ impl EpochStage for Merge {
         _: Seq,
         mut msgs: Vec<GroupPicks>,
         _: &WorkerCtx,
-        out: &mut Vec<SourceCoverRow>,
+        out: &mut Emit<SourceCoverRow>,
     ) {
         // Groups in a fixed order, whatever the order of arrival.
         msgs.sort_unstable_by_key(|g| g.group);
