@@ -12,6 +12,13 @@ use std::time::Duration;
 #[cfg(feature = "mimalloc")]
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
+/// mimalloc's option `mi_option_allow_thp`, 28 options after the purge
+/// delay in the same header: whether mimalloc asks the kernel for
+/// transparent huge pages (`madvise(MADV_HUGEPAGE)`) on its arenas (1 by
+/// default on Linux).
+#[cfg(feature = "mimalloc")]
+const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
+
 /// Sets up the allocator for a run. The binary's allocator is mimalloc
 /// (src/main.rs), with freed memory going back to the kernel at once rather
 /// than after a second: a snapshot frees hundreds of megabytes within a
@@ -21,12 +28,27 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// default delay), the snapshot 52-55 s against 64-69 s; the whole run from
 /// nothing peaks the same (2,150 against 2,135 MiB) in less time
 /// (BENCHMARKS.md, "Memory, session 27").
+///
+/// And without transparent huge pages, for mimalloc's arenas and for the
+/// whole process: a 2 MiB huge page stays resident while any of its 4 KiB
+/// pages is in use, so memory freed among the state's long-lived blocks did
+/// not go back. The same snapshot peaked at 1,665 MiB with them and at 1,574
+/// without (BENCHMARKS.md, "Memory, session 31").
 pub fn tune_allocator() {
     #[cfg(feature = "mimalloc")]
-    // SAFETY: sets one of the allocator's options; called before any thread
+    // SAFETY: sets two of the allocator's options; called before any thread
     // starts.
     unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0)
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+        libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0);
+    }
+    // The option stops mimalloc's requests for huge pages from now on; the
+    // process-wide flag also covers what it mapped before `main` and the
+    // kernel's own `always` mode. Failure (an old kernel) leaves them on.
+    #[cfg(target_os = "linux")]
+    // SAFETY: `prctl` with plain integer arguments changes only this flag.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }
 
@@ -282,20 +304,31 @@ pub fn count_heap() {
 mod tests {
     use super::*;
 
-    /// The option's number is the purge delay's: its documented default,
-    /// then what `tune_allocator` sets (mimalloc runs here beside the test
-    /// harness's allocator; the option is only read).
+    /// The options' numbers are those of the purge delay and of allow_thp:
+    /// their documented defaults, then what `tune_allocator` sets (mimalloc
+    /// runs here beside the test harness's allocator, unused).
     #[cfg(feature = "mimalloc")]
     #[test]
-    fn the_purge_delay_is_the_option_set() {
+    fn the_options_set_are_the_purge_delay_and_huge_pages() {
         // SAFETY: reads and sets an option of the allocator.
         unsafe {
             let before = libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY);
             assert_eq!(before, 1000, "mimalloc's default purge delay");
             let os_tag = libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY + 3);
             assert_eq!(os_tag, 100, "the default of os_tag, 3 options later");
+            assert_eq!(
+                libmimalloc_sys::mi_option_get(MI_OPTION_ALLOW_THP),
+                1,
+                "the default of allow_thp on Linux"
+            );
+            let purge_size = libmimalloc_sys::mi_option_get(MI_OPTION_ALLOW_THP + 1);
+            assert_eq!(
+                purge_size, 0,
+                "the default of minimal_purge_size, the next option"
+            );
             tune_allocator();
             assert_eq!(libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY), 0);
+            assert_eq!(libmimalloc_sys::mi_option_get(MI_OPTION_ALLOW_THP), 0);
         }
     }
 

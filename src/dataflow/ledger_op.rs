@@ -124,9 +124,11 @@ fn fold(
     let mut write_row = |r: PageChangeRow| page_rows.push(&r);
     crate::memory::trace(|| {
         format!(
-            "worker {} snapshot {t}: ledger fold starts ({} links gathered)",
+            "worker {} snapshot {t}: ledger fold starts ({} links, {} pages, {} mentions gathered)",
             ctx.index,
-            batch.links.len()
+            batch.links.len(),
+            batch.pages.len(),
+            batch.mentions.len(),
         )
     });
     let result = ledger.advance_into(ctx.plan.meta(t), batch, &mut updates, &mut write_row);
