@@ -69,8 +69,7 @@ pub fn ledger<'s>(
                         let batch = stash.entry(t).or_insert_with(|| {
                             Batch::with_link_capacity(ledger.links(), ledger.link_sources())
                         });
-                        let hosts = ledger.link_hosts();
-                        data.drain(..).for_each(|r| batch.push(r, hosts));
+                        data.drain(..).for_each(|r| ledger.gather(batch, r));
                     });
                     while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
                         let t = epochs[next];

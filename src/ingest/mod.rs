@@ -28,7 +28,7 @@ use url::{normalize_for, NormalUrl};
 use crate::job::SiteKey;
 
 /// A normalized URL with its interned ids, as records carry it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct UrlText {
     /// Boxed: the ledger keeps one per page, and a `String`'s capacity is 8
     /// bytes more.
