@@ -25,6 +25,7 @@
 //! epoch, so a run continues exactly where the last one stopped.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use timely::container::CapacityContainerBuilder;
@@ -190,7 +191,7 @@ pub fn echo<'s>(
     });
     let cover = echo_cover::source_cover(young, shared, ctx);
     let estimates = estimates.flat_map(|o| match o {
-        SourceOut::Estimate(r) => Some(r),
+        SourceOut::Estimate(r) => Some(*r),
         _ => None,
     });
     let sources = rows.flat_map(|o| match o {
@@ -522,10 +523,12 @@ struct SourceState {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 enum SourceOut {
     Row(ContentSourceRow),
-    Estimate(SourceEstimateRow),
+    /// Boxed: the largest kind, and a container of this enum holds every kind
+    /// at its size.
+    Estimate(Box<SourceEstimateRow>),
     /// A source's parameters for the schedule.
     Params {
-        url: String,
+        url: Arc<str>,
         lambda: f64,
         profit: f64,
         mu: f64,
@@ -688,15 +691,15 @@ fn advance_sources(
             .recent
             .back()
             .map_or(0.0, |r| (now - r.0).max(0) as f64 / 1e6);
-        let host = s.url.host().to_string();
-        let url = s.url.url.to_string();
+        let host: Arc<str> = s.url.host().into();
+        let url: Arc<str> = (*s.url.url).into();
         out.push(SourceOut::Row(ContentSourceRow {
             url: url.clone(),
             host: host.clone(),
             kind: s.kind,
             first_seen: s.first_seen,
         }));
-        out.push(SourceOut::Estimate(SourceEstimateRow {
+        out.push(SourceOut::Estimate(Box::new(SourceEstimateRow {
             url: url.clone(),
             host,
             crawls: st.crawls as i64,
@@ -708,7 +711,7 @@ fn advance_sources(
             rmse: rmse.map(f64::to_bits),
             p_is_default: fit.is_none(),
             priority: lambda.map(|l| (l * profit * tau).to_bits()),
-        }));
+        })));
         if !st.young.is_empty() {
             out.push(SourceOut::Young(Box::new(CoverSet {
                 host: s.host,
@@ -802,7 +805,7 @@ impl EpochStage for Scheduler {
         if !ctx.plan.writes(t) {
             return;
         }
-        let mut list: Vec<(String, Source)> = msgs
+        let mut list: Vec<(Arc<str>, Source)> = msgs
             .into_iter()
             .filter_map(|m| match m {
                 SourceOut::Params {

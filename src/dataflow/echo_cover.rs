@@ -23,6 +23,7 @@
 //! pairs reach one worker, never the sets.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use timely::dataflow::operators::vec::Map;
@@ -41,7 +42,7 @@ use crate::placement::Placement;
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CoverSet {
     pub host: HostId,
-    pub url: String,
+    pub url: Arc<str>,
     pub pages: Vec<PageId>,
 }
 
@@ -157,7 +158,7 @@ impl EpochStage for Trajectories {
     type Out = GroupPicks;
 
     fn advance(&mut self, _: Seq, msgs: Vec<Self::In>, _: &WorkerCtx, out: &mut Emit<GroupPicks>) {
-        let mut groups: BTreeMap<HostId, Vec<(String, Vec<PageId>)>> = BTreeMap::new();
+        let mut groups: BTreeMap<HostId, Vec<(Arc<str>, Vec<PageId>)>> = BTreeMap::new();
         for (group, set) in msgs {
             let set = *set;
             groups.entry(group).or_default().push((set.url, set.pages));
@@ -165,7 +166,7 @@ impl EpochStage for Trajectories {
         for (group, sets) in groups {
             let picks = greedy_cover(&sets)
                 .iter()
-                .map(|s| (sets[s.page].0.clone(), s.gain))
+                .map(|s| (sets[s.page].0.to_string(), s.gain))
                 .collect();
             out.push(GroupPicks { group, picks });
         }

@@ -1,6 +1,13 @@
 //! Rows of the ECHO tables (docs/echo.md). Floats are kept as their bits, so
 //! rows order and compare exactly (every value here is finite and, but for
 //! none, non-negative, where the bits order like the numbers).
+//!
+//! A source's URL and host are shared (`Arc<str>`) by its rows of a snapshot:
+//! its `content_sources` and `source_estimates` rows, its parameters for the
+//! schedule and its schedule rows, one per crawl rate, were each a copy of
+//! the URL (bench snapshot 9: 205K sources, 1.2M copies in flight at once).
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -35,8 +42,8 @@ impl SourceKind {
 /// A row of `content_sources`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ContentSourceRow {
-    pub url: String,
-    pub host: String,
+    pub url: Arc<str>,
+    pub host: Arc<str>,
     pub kind: SourceKind,
     pub first_seen: Micros,
 }
@@ -54,8 +61,8 @@ impl TableRow for ContentSourceRow {
 /// A row of `source_estimates`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SourceEstimateRow {
-    pub url: String,
-    pub host: String,
+    pub url: Arc<str>,
+    pub host: Arc<str>,
     pub crawls: i64,
     pub new_links: i64,
     pub lambda: Option<u64>,
@@ -88,7 +95,7 @@ impl TableRow for SourceEstimateRow {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct EchoScheduleRow {
     pub rate: u64,
-    pub url: String,
+    pub url: Arc<str>,
     pub interval: Option<u64>,
     pub profit: u64,
 }
