@@ -33,13 +33,22 @@ const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 /// whole process: a 2 MiB huge page stays resident while any of its 4 KiB
 /// pages is in use, so memory freed among the state's long-lived blocks did
 /// not go back. The same snapshot peaked at 1,665 MiB with them and at 1,574
-/// without (BENCHMARKS.md, "Memory, session 31").
+/// without (BENCHMARKS.md, "Memory, session 31"). They save time, though (up
+/// to 15% of a 2-worker run there), so `WEBEVO_HUGE_PAGES=1` keeps them for
+/// a run with memory to spare.
 pub fn tune_allocator() {
     #[cfg(feature = "mimalloc")]
-    // SAFETY: sets two of the allocator's options; called before any thread
+    // SAFETY: sets one of the allocator's options; called before any thread
     // starts.
     unsafe {
         libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+    }
+    if std::env::var_os("WEBEVO_HUGE_PAGES").is_some_and(|v| v == "1") {
+        return;
+    }
+    #[cfg(feature = "mimalloc")]
+    // SAFETY: as above.
+    unsafe {
         libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0);
     }
     // The option stops mimalloc's requests for huge pages from now on; the
