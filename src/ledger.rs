@@ -340,23 +340,26 @@ impl Ledger {
     /// link with its hosts interned, and a page this ledger knows without its
     /// URL, once it is checked against the one known.
     pub fn gather(&mut self, batch: &mut Batch, rec: Record) {
-        let known_url = |page: &PageId, url: &UrlText, collision: &mut Option<String>| {
-            let st = self.pages.get(page)?;
+        // Whether the page is known, noting a collision with its URL.
+        let known = |page: &PageId, url: &UrlText, collision: &mut Option<String>| {
+            let Some(st) = self.pages.get(page) else {
+                return false;
+            };
             if st.url.url != url.url && collision.is_none() {
                 *collision = Some(collision_message(&st.url.url, &url.url));
             }
-            Some(())
+            true
         };
         match rec {
             Record::Page(mut p) => {
-                if known_url(&p.page, &p.url, &mut batch.collision).is_some() {
+                if known(&p.page, &p.url, &mut batch.collision) {
                     p.url = UrlText::default();
                 }
                 batch.pages.push(*p);
             }
-            Record::Mention(m) => match known_url(&m.page, &m.url, &mut batch.collision) {
-                Some(()) => batch.seen.push(m.page),
-                None => batch.mentions.push(*m),
+            Record::Mention(m) => match known(&m.page, &m.url, &mut batch.collision) {
+                true => batch.seen.push(m.page),
+                false => batch.mentions.push(*m),
             },
             Record::Link(l) => batch.links.push(self.link_hosts.link(LinkKey::from(l))),
             Record::Restore(s) => batch.restore.push(*s),
@@ -674,6 +677,9 @@ impl Ledger {
         }
         known.sort_unstable();
         known.dedup();
+        // Kept to the next snapshot: not at the room reserved for every
+        // mention, most of them of pages fetched too.
+        known.shrink_to_fit();
 
         // New pages and new hosts.
         let mut new_hosts = Vec::new();

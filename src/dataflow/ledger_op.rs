@@ -123,11 +123,12 @@ fn fold(
     let mut write_row = |r: PageChangeRow| page_rows.push(&r);
     crate::memory::trace(|| {
         format!(
-            "worker {} snapshot {t}: ledger fold starts ({} links, {} pages, {} mentions gathered)",
+            "worker {} snapshot {t}: ledger fold starts ({} links, {} pages, {} mentions of new pages, {} of known ones gathered)",
             ctx.index,
             batch.links.len(),
             batch.pages.len(),
             batch.mentions.len(),
+            batch.seen.len(),
         )
     });
     let result = ledger.advance_into(ctx.plan.meta(t), batch, &mut updates, &mut write_row);
