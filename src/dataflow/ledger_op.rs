@@ -141,6 +141,10 @@ fn fold(
             ledger.footprint()
         )
     });
+    // A point to stop a run at under heaptrack (`fold-done-9`): its "leaks"
+    // are then what the state holds as a snapshot starts, which is how a
+    // whole run and one restored from its commit can be compared.
+    crate::failpoint::hit(&format!("fold-done-{t}"));
     let mut log = ctx.log.borrow_mut();
     let odd = log.odd.entry(t).or_default();
     odd.duplicate_links += ledger.odd.duplicate_links - odd_before.duplicate_links;

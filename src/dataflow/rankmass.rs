@@ -533,7 +533,15 @@ impl Orders {
             // written above.
             Stage::Rows => self.next_run(part, out),
             // This round brought the ranks of the last orderings.
-            Stage::Done => return true,
+            Stage::Done => {
+                // The snapshot's orderings are over. What the last one kept,
+                // and the pass's sums, would otherwise wait through the next
+                // snapshot's fold and site rounds, where the run's memory
+                // peaks (`start` makes them anew).
+                self.run = None;
+                self.acc = Vec::new();
+                return true;
+            }
             Stage::Fine => self.on_fine(part, hist, out),
             Stage::Values => self.on_values(part, values, out),
             Stage::Hist(shift) => self.on_hist(part, shift, hist, (lo, hi), out),

@@ -60,6 +60,9 @@ where
                         pending = later;
                         current.extend(now.into_iter().map(|(r, _, d)| (r, d)));
                         consolidate(&mut current);
+                        // Held to the next snapshot: without the room the
+                        // retractions and new rows took while they met.
+                        current.shrink_to_fit();
                         if ctx.plan.writes(t) && t >= first {
                             write_snapshot(&ctx, table, t, &current);
                         }
