@@ -378,16 +378,22 @@ impl Part {
         counts
     }
 
-    /// Worker `me`'s own slots with their edge counts, as another worker's
-    /// [`Msg::Edges`] would list them.
-    fn own_slots(&self, me: usize) -> Vec<(PageId, HostId, u32)> {
-        let Some(own) = self.runs.get(me).filter(|r| !r.is_empty()) else {
-            return Vec::new();
-        };
-        let counts = self.slot_counts();
-        own.clone()
+    /// The slots of `run` with their edge counts, as [`Msg::Edges`] lists them.
+    fn listing(&self, run: &std::ops::Range<usize>, counts: &[u32]) -> Vec<(PageId, HostId, u32)> {
+        run.clone()
             .map(|k| (self.slots[k].0, self.slots[k].1, counts[k]))
             .collect()
+    }
+
+    /// Worker `me`'s own slots with their edge counts, as another worker's
+    /// [`Msg::Edges`] would list them. The counts are made again here rather
+    /// than kept from [`Self::announce`]: one pass over the edges, against a
+    /// vector per slot held through the rounds in between.
+    fn own_slots(&self, me: usize) -> Vec<(PageId, HostId, u32)> {
+        match self.runs.get(me).filter(|r| !r.is_empty()) {
+            Some(own) => self.listing(own, &self.slot_counts()),
+            None => Vec::new(),
+        }
     }
 
     /// Round 0: the slots, with their edge counts, to their owners. Not to
@@ -401,10 +407,7 @@ impl Part {
             if run.is_empty() || w == from {
                 continue;
             }
-            let pages = run
-                .clone()
-                .map(|k| (self.slots[k].0, self.slots[k].1, counts[k]))
-                .collect();
+            let pages = self.listing(run, &counts);
             out.push(Out::Msg(Msg::Edges {
                 to: w as u64,
                 from: from as u32,
