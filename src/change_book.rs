@@ -20,10 +20,12 @@ use crate::algo::change::{
     Intervals, Mle, DAY,
 };
 use crate::id_map::IdMap;
+use crate::ingest::PageObs;
 use crate::job::ChangeParams;
 use crate::ledger::PageState;
-use crate::model::{HostId, Micros, PageId, Seq};
+use crate::model::{HostId, PageId, Seq};
 use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
+use crate::url_arena::UrlArena;
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
@@ -351,6 +353,7 @@ impl ChangeBook {
     pub fn restored(
         &mut self,
         states: &IdMap<PageId, PageState>,
+        urls: &UrlArena,
         host_names: &dyn Fn(HostId) -> String,
     ) -> Vec<(ChangeKey, i64)> {
         let mut ids: Vec<PageId> = self.pages.keys().copied().collect();
@@ -360,8 +363,8 @@ impl ChangeBook {
             let h = &self.pages[id];
             let pairs: Vec<(u64, bool)> = h.intervals_us().collect();
             let name = host_names(st.host);
-            for key in Self::group_keys(st) {
-                let g = self.group(key, st, &name);
+            for key in Self::group_keys(st, urls) {
+                let g = self.group(key, st, urls, &name);
                 g.pages += 1;
                 g.observations += u64::from(st.observations);
                 for &(tau, c) in &pairs {
@@ -383,8 +386,8 @@ impl ChangeBook {
     }
 
     /// The page's host and directory groups.
-    fn group_keys(st: &PageState) -> [GroupKey; 2] {
-        let dir = directory(&st.url.url, st.url.host_end as usize);
+    fn group_keys(st: &PageState, urls: &UrlArena) -> [GroupKey; 2] {
+        let dir = directory(urls.get(&st.url), st.url.host_range().1 as usize);
         let dir_id = xxhash_rust::xxh3::xxh3_64(dir.as_bytes());
         [
             (st.host, Level::Host, 0),
@@ -393,11 +396,19 @@ impl ChangeBook {
     }
 
     /// The group `key` of a page, created with its name when new.
-    fn group(&mut self, key: GroupKey, st: &PageState, host_name: &str) -> &mut Group {
+    fn group(
+        &mut self,
+        key: GroupKey,
+        st: &PageState,
+        urls: &UrlArena,
+        host_name: &str,
+    ) -> &mut Group {
         self.groups.entry(key).or_insert_with(|| Group {
             name: match key.1 {
                 Level::Host => host_name.to_string(),
-                Level::Directory => directory(&st.url.url, st.url.host_end as usize).to_string(),
+                Level::Directory => {
+                    directory(urls.get(&st.url), st.url.host_range().1 as usize).to_string()
+                }
             },
             ..Group::default()
         })
@@ -420,17 +431,17 @@ impl ChangeBook {
         self.touched.insert(page, summary);
     }
 
-    /// Records an observation of `page` at snapshot `t`, given its state before
-    /// it (call [`Self::touch`] first).
+    /// Records the fetch `obs` at snapshot `t`, given the page's state before
+    /// it, whose URL is in `urls` (call [`Self::touch`] first).
     pub fn observe(
         &mut self,
-        page: PageId,
+        obs: &PageObs,
         before: &PageState,
-        fetch_time: Micros,
-        digest: u64,
+        urls: &UrlArena,
         t: Seq,
         host_name: &str,
     ) {
+        let (page, fetch_time, digest) = (obs.page, obs.fetch_time, obs.digest);
         let first_seq = self.settings.first_seq;
         let backoff_start = self.settings.params.backoff_start_days * DAY;
         let h = self.pages.get_or_insert_with(page, PageHistory::default);
@@ -469,8 +480,8 @@ impl ChangeBook {
                 h.left = true;
             }
         }
-        for key in Self::group_keys(before) {
-            let g = self.group(key, before, host_name);
+        for key in Self::group_keys(before, urls) {
+            let g = self.group(key, before, urls, host_name);
             if before.observations == 0 {
                 g.pages += 1;
             }
@@ -574,6 +585,7 @@ impl ChangeBook {
     pub fn finish(
         &mut self,
         states: &IdMap<PageId, PageState>,
+        urls: &UrlArena,
         alive: &[PageId],
         host_names: &dyn Fn(HostId) -> String,
         emit: &mut dyn FnMut(BookRow),
@@ -606,7 +618,7 @@ impl ChangeBook {
             );
             let span = span_s(st);
             emit(BookRow::Page(PageChangeRow {
-                url: st.url.url.to_string(),
+                url: urls.get(&st.url).to_string(),
                 host,
                 class,
                 observations: i64::from(st.observations),
@@ -646,7 +658,7 @@ impl ChangeBook {
         // Dropped rather than cleared: a snapshot touches a million pages,
         // and a cleared map would hold their 50 MB of table until the next.
         self.touched = FastMap::default();
-        self.plan(states, alive, emit);
+        self.plan(states, urls, alive, emit);
         let mut counts: Vec<(ChangeKey, i64)> =
             self.counts.drain().filter(|(_, c)| *c != 0).collect();
         counts.sort_unstable();
@@ -658,6 +670,7 @@ impl ChangeBook {
     fn plan(
         &self,
         states: &IdMap<PageId, PageState>,
+        urls: &UrlArena,
         alive: &[PageId],
         emit: &mut dyn FnMut(BookRow),
     ) {
@@ -670,7 +683,7 @@ impl ChangeBook {
             let rate = if u64::from(h.intervals) >= min {
                 h.rate()
             } else {
-                let [host_key, dir_key] = Self::group_keys(&states[id]);
+                let [host_key, dir_key] = Self::group_keys(&states[id], urls);
                 let dir = self.groups.get(&dir_key).and_then(|g| g.rate);
                 dir.or_else(|| self.groups.get(&host_key).and_then(|g| g.rate))
             };

@@ -22,7 +22,7 @@
 //! - New host: has fetched pages at `t`, and none of its pages was known before `t`.
 //!
 //! # Memory
-//! Per known page one [`PageState`] (88 bytes, and its URL), per link of the
+//! Per known page one [`PageState`] (80 bytes, and its URL in a [`UrlArena`]), per link of the
 //! last snapshot 12 bytes and per link source 16 ([`LinkSet`]), plus the snapshot
 //! being processed (24 bytes a link as it gathers).
 
@@ -40,8 +40,10 @@ use crate::link_set::{self, Fresh, HostIndex, Link, LinkGather, LinkSet};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
 use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::output::echo::SourceKind;
+use crate::page_state::PageRecord;
 pub use crate::page_state::PageState;
 use crate::state::{Outlinks, StateRecord};
+use crate::url_arena::UrlArena;
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
@@ -161,9 +163,13 @@ fn url_checked(obs: &PageObs) -> bool {
 }
 
 /// The URL of a fetch in a [`Batch`]: the ledger's, if it was checked on arrival.
-fn fetch_url<'a>(pages: &'a IdMap<PageId, PageState>, obs: &'a PageObs) -> Option<&'a str> {
+fn fetch_url<'a>(
+    pages: &'a IdMap<PageId, PageState>,
+    urls: &'a UrlArena,
+    obs: &'a PageObs,
+) -> Option<&'a str> {
     match url_checked(obs) {
-        true => pages.get(&obs.page).map(|st| &*st.url.url),
+        true => pages.get(&obs.page).map(|st| urls.get(&st.url)),
         false => Some(&obs.url.url),
     }
 }
@@ -184,6 +190,8 @@ impl Batch {
 #[derive(Default)]
 pub struct Ledger {
     pages: IdMap<PageId, PageState>,
+    /// The pages' URLs (a page's state holds where its URL is).
+    urls: UrlArena,
     /// Pages read back from the state, moved into `pages` at once when the
     /// restore completes (a map built at its final size moves each entry once).
     restoring: Vec<(PageId, PageState)>,
@@ -309,7 +317,7 @@ impl Ledger {
     /// trace: which of them a change to the state's layout should target.
     pub fn footprint(&self) -> String {
         let mib = |b: usize| b >> 20;
-        let urls: usize = self.pages.values().map(|p| p.url.url.len()).sum();
+        let urls = self.urls.heap_bytes();
         let sets = (self.fetched.capacity() + self.known.capacity() + self.alive.capacity())
             * std::mem::size_of::<PageId>();
         let change = self.change.as_ref().map_or(0, |c| c.heap_bytes());
@@ -345,8 +353,8 @@ impl Ledger {
             let Some(st) = self.pages.get(page) else {
                 return false;
             };
-            if st.url.url != url.url && collision.is_none() {
-                *collision = Some(collision_message(&st.url.url, &url.url));
+            if self.urls.bytes(&st.url) != url.url.as_bytes() && collision.is_none() {
+                *collision = Some(collision_message(self.urls.get(&st.url), &url.url));
             }
             true
         };
@@ -391,7 +399,7 @@ impl Ledger {
     /// [`Self::restored`]); what it hands downstream goes to `out`.
     pub fn restore_record(&mut self, rec: StateRecord, out: &mut Updates<'_>) {
         match rec {
-            StateRecord::Page(id, st) => self.restoring.push((id, st)),
+            StateRecord::Page(id, rec) => self.restoring.push((id, rec.place(&mut self.urls))),
             StateRecord::Host(id, st) => {
                 out.push((
                     LedgerOut::HostName(HostKey {
@@ -435,7 +443,7 @@ impl Ledger {
         self.pages.extend(std::mem::take(&mut self.restoring));
         if let Some(book) = self.change.as_mut() {
             let hosts = &self.hosts;
-            let counts = book.restored(&self.pages, &|h| hosts[&h].name.clone());
+            let counts = book.restored(&self.pages, &self.urls, &|h| hosts[&h].name.clone());
             out.extend(
                 counts
                     .into_iter()
@@ -546,7 +554,7 @@ impl Ledger {
             .map(|(site, src)| {
                 LedgerOut::OffSiteStart(HostKey {
                     host: site,
-                    key: (src, pages[&src].url.url.to_string()),
+                    key: (src, self.urls.get(&pages[&src].url).to_string()),
                 })
             })
             .collect();
@@ -625,7 +633,10 @@ impl Ledger {
             ))
         });
         for w in pages.windows(2).filter(|w| w[0].page == w[1].page) {
-            let (a, b) = (fetch_url(&self.pages, &w[0]), fetch_url(&self.pages, &w[1]));
+            let (a, b) = (
+                fetch_url(&self.pages, &self.urls, &w[0]),
+                fetch_url(&self.pages, &self.urls, &w[1]),
+            );
             if a != b {
                 return Err(collision_message(a.unwrap_or(""), b.unwrap_or("")));
             }
@@ -645,12 +656,12 @@ impl Ledger {
                     .expect("pages are never forgotten")
             } else {
                 self.note_host(host, obs.url.host(), t, out);
-                page_entry(&mut self.pages, page, host, &obs.url, t)?
+                page_entry(&mut self.pages, &mut self.urls, page, host, &obs.url, t)?
             };
             if let Some(book) = self.change.as_mut() {
                 let name = &self.hosts[&host].name;
                 book.touch(page, st, DomainClass::of_host(name));
-                book.observe(page, st, obs.fetch_time, obs.digest, t, name);
+                book.observe(&obs, st, &self.urls, t, name);
             }
             observe(st, obs, t, &mut events);
             fetched.push(page);
@@ -663,7 +674,7 @@ impl Ledger {
         known.reserve(mentions.len() + seen.len());
         for m in mentions {
             self.note_host(m.host, m.url.host(), t, out);
-            let st = page_entry(&mut self.pages, m.page, m.host, &m.url, t)?;
+            let st = page_entry(&mut self.pages, &mut self.urls, m.page, m.host, &m.url, t)?;
             st.seen(t);
             known.push(m.page);
         }
@@ -746,7 +757,7 @@ impl Ledger {
         if let Some(book) = self.change.as_mut() {
             let hosts = &self.hosts;
             let names = |h| hosts[&h].name.clone();
-            let counts = book.finish(&self.pages, &self.alive, &names, &mut |row| {
+            let counts = book.finish(&self.pages, &self.urls, &self.alive, &names, &mut |row| {
                 let row = match row {
                     BookRow::Page(r) => return page_rows(r),
                     BookRow::Group(r) => LedgerOut::GroupChange(Box::new(r)),
@@ -772,8 +783,8 @@ impl Ledger {
     /// Adds the main pages first seen at `t` to [`Ledger::mains`] (all known
     /// ones on first use).
     fn note_mains(&mut self, t: Seq) {
-        let pages = &self.pages;
-        let is_main = |id: &PageId| is_main_page(&pages[id].url.url);
+        let (pages, urls) = (&self.pages, &self.urls);
+        let is_main = |id: &PageId| is_main_page(urls.get(&pages[id].url));
         match &mut self.mains {
             None => {
                 let mut all: Vec<PageId> = pages.keys().filter(|id| is_main(id)).copied().collect();
@@ -851,7 +862,7 @@ impl Ledger {
                 LedgerOut::Echo(EchoMsg::Source(Box::new(SourceObs {
                     host: st.host,
                     page,
-                    url: st.url.clone(),
+                    url: self.urls.text(&st.url),
                     kind,
                     first_seen: time(st.first_seen()),
                     crawled,
@@ -919,8 +930,8 @@ impl Ledger {
     }
 
     /// The URL of a page this worker's ledger knows.
-    pub fn url_of(&self, page: PageId) -> Option<&UrlText> {
-        self.pages.get(&page).map(|st| &st.url)
+    pub fn url_of(&self, page: PageId) -> Option<&str> {
+        self.pages.get(&page).map(|st| self.urls.get(&st.url))
     }
 
     /// The name of a host of this worker (a host's name never changes).
@@ -985,7 +996,7 @@ impl Ledger {
         let pages = self
             .pages
             .iter()
-            .map(|(p, s)| StateRecord::Page(*p, s.clone()));
+            .map(|(p, s)| StateRecord::Page(*p, PageRecord::of(s, &self.urls)));
         let link_hosts = &self.link_hosts;
         let links = self.links.sources().map(move |o| {
             let dsts = o.dsts.iter().zip(o.dst_hosts);
@@ -1001,24 +1012,28 @@ impl Ledger {
     }
 
     /// Every known page with its host's name.
-    pub fn pages(&self) -> impl Iterator<Item = (&PageState, &str)> + '_ {
+    /// Every page's state, URL and host name.
+    pub fn pages(&self) -> impl Iterator<Item = (&PageState, &str, &str)> + '_ {
         self.pages
             .values()
-            .map(|p| (p, self.hosts[&p.host].name.as_str()))
+            .map(|p| (p, self.urls.get(&p.url), self.hosts[&p.host].name.as_str()))
     }
 }
 
 /// The page's state, created when first known; fails on an id collision.
 fn page_entry<'a>(
     pages: &'a mut IdMap<PageId, PageState>,
+    urls: &mut UrlArena,
     page: PageId,
     host: HostId,
     url: &UrlText,
     t: Seq,
 ) -> Result<&'a mut PageState, String> {
-    let st = pages.get_or_insert_with(page, || PageState::new(url.clone(), host, t));
-    if st.url.url != url.url {
-        return Err(collision_message(&st.url.url, &url.url));
+    let st = pages.get_or_insert_with(page, || {
+        PageState::new(urls.push(&url.url, url.host_start, url.host_end), host, t)
+    });
+    if urls.bytes(&st.url) != url.url.as_bytes() {
+        return Err(collision_message(urls.get(&st.url), &url.url));
     }
 
     Ok(st)
@@ -1361,7 +1376,7 @@ mod tests {
         l.advance(&meta(1, false), again).unwrap();
         let st = &l.pages[&PageId::of("http://a.com/")];
         assert_eq!(
-            (st.url.url.as_ref(), st.last_seen(), st.observations),
+            (l.urls.get(&st.url), st.last_seen(), st.observations),
             ("http://a.com/", 1, 2)
         );
         assert_eq!(l.pages[&PageId::of("http://a.com/x")].last_seen(), 1);

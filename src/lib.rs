@@ -29,3 +29,4 @@ pub mod report;
 pub mod run;
 pub mod state;
 pub mod str_sort;
+pub mod url_arena;

@@ -3,14 +3,16 @@
 //! The ledger holds one [`PageState`] per page it ever knew: 1.9M on bench
 //! snapshot 9 with 1 worker, its largest structure. With `Option`s and a
 //! `String` the state was 160 bytes; here the optional snapshots and times
-//! are sentinels, the snapshot numbers 4 bytes and the URL a boxed `str`, 88
-//! bytes. Its serialized form, [`PageRecord`], is the old layout, so state
-//! files are unchanged.
+//! are sentinels, the snapshot numbers 4 bytes and the URL a reference into
+//! the ledger's [`UrlArena`], 80 bytes. Its serialized form, [`PageRecord`],
+//! is the old layout with the URL's text, so state files are unchanged.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::ingest::url::MAX_HOST_END;
 use crate::ingest::UrlText;
 use crate::model::{HostId, Micros, Seq};
+use crate::url_arena::{UrlArena, UrlRef};
 
 /// No snapshot: a page never fetched (snapshot numbers stop below it).
 const NO_SEQ: u32 = u32::MAX;
@@ -27,10 +29,10 @@ fn packed(t: Seq) -> u32 {
 /// No time (ingest refuses it as a fetch time).
 const NO_TIME: Micros = Micros::MIN;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "PageRecord", into = "PageRecord")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageState {
-    pub url: UrlText,
+    /// In the ledger's [`UrlArena`].
+    pub url: UrlRef,
     pub host: HostId,
     /// Snapshot numbers, 4 bytes each: ingest refuses a snapshot numbered
     /// `u32::MAX` or more (`ingest::crawl_dir`), which leaves `NO_SEQ` free.
@@ -51,7 +53,7 @@ pub struct PageState {
 
 impl PageState {
     /// A page first known at snapshot `t`, not yet fetched.
-    pub fn new(url: UrlText, host: HostId, t: Seq) -> PageState {
+    pub fn new(url: UrlRef, host: HostId, t: Seq) -> PageState {
         PageState {
             url,
             host,
@@ -134,10 +136,36 @@ fn some_unless<T: PartialEq>(v: T, none: T) -> Option<T> {
     (v != none).then_some(v)
 }
 
-/// A page's state as state files store it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct PageRecord {
-    url: UrlText,
+/// A page's state as state files store it: the state with its URL's text
+/// (the arena is the ledger's, and does not travel).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageRecord {
+    pub url: UrlText,
+    /// Its `url` is a placeholder until [`PageRecord::place`].
+    pub state: PageState,
+}
+
+impl PageRecord {
+    /// The record of `state`, whose URL is in `urls`.
+    pub fn of(state: &PageState, urls: &UrlArena) -> PageRecord {
+        PageRecord {
+            url: urls.text(&state.url),
+            state: state.clone(),
+        }
+    }
+
+    /// The state, its URL stored in `urls`.
+    pub fn place(self, urls: &mut UrlArena) -> PageState {
+        let PageRecord { url, mut state } = self;
+        state.url = urls.push(&url.url, url.host_start, url.host_end);
+        state
+    }
+}
+
+/// The layout state files have always had (state version 4 and before).
+#[derive(Serialize, Deserialize)]
+struct RawRecord<U> {
+    url: U,
     host: HostId,
     first_seen: Seq,
     last_seen: Seq,
@@ -152,22 +180,59 @@ struct PageRecord {
     alive: bool,
 }
 
-impl TryFrom<PageRecord> for PageState {
+impl Serialize for PageRecord {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let s = &self.state;
+        RawRecord {
+            first_fetched: s.first_fetched(),
+            last_fetched: s.last_fetched(),
+            first_fetch_time: s.first_fetch_time(),
+            last_fetch_time: s.last_fetch_time(),
+            last_status: s.last_status(),
+            first_seen: s.first_seen(),
+            last_seen: s.last_seen(),
+            url: &self.url,
+            host: s.host,
+            observations: s.observations,
+            changes: s.changes,
+            last_digest: s.last_digest,
+            alive: s.alive,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for PageRecord {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<PageRecord, D::Error> {
+        let raw = RawRecord::<UrlText>::deserialize(deserializer)?;
+        PageRecord::try_from(raw).map_err(serde::de::Error::custom)
+    }
+}
+
+impl TryFrom<RawRecord<UrlText>> for PageRecord {
     type Error = String;
 
-    fn try_from(r: PageRecord) -> Result<PageState, String> {
+    fn try_from(r: RawRecord<UrlText>) -> Result<PageRecord, String> {
         let seq = |t: Seq| {
             u32::try_from(t)
                 .ok()
                 .filter(|&t| t != NO_SEQ)
                 .ok_or_else(|| format!("snapshot number {t} is above the largest, {MAX_SEQ}"))
         };
-        Ok(PageState {
+        let url = r.url;
+        let host = url.url.get(url.host_start as usize..url.host_end as usize);
+        if host.is_none() || url.host_end as usize > MAX_HOST_END {
+            return Err(format!(
+                "page {:?}: its host's position {}..{} is not inside it, or ends past byte {MAX_HOST_END}",
+                url.url, url.host_start, url.host_end
+            ));
+        }
+        let state = PageState {
             first_seen: seq(r.first_seen)?,
             last_seen: seq(r.last_seen)?,
             first_fetched: r.first_fetched.map_or(Ok(NO_SEQ), seq)?,
             last_fetched: r.last_fetched.map_or(Ok(NO_SEQ), seq)?,
-            url: r.url,
+            url: UrlRef::default(),
             host: r.host,
             first_fetch_time: r.first_fetch_time.unwrap_or(NO_TIME),
             last_fetch_time: r.last_fetch_time.unwrap_or(NO_TIME),
@@ -177,27 +242,8 @@ impl TryFrom<PageRecord> for PageState {
             last_status: r.last_status.unwrap_or(0),
             has_status: r.last_status.is_some(),
             alive: r.alive,
-        })
-    }
-}
-
-impl From<PageState> for PageRecord {
-    fn from(s: PageState) -> PageRecord {
-        PageRecord {
-            first_fetched: s.first_fetched(),
-            last_fetched: s.last_fetched(),
-            first_fetch_time: s.first_fetch_time(),
-            last_fetch_time: s.last_fetch_time(),
-            last_status: s.last_status(),
-            first_seen: s.first_seen(),
-            last_seen: s.last_seen(),
-            url: s.url,
-            host: s.host,
-            observations: s.observations,
-            changes: s.changes,
-            last_digest: s.last_digest,
-            alive: s.alive,
-        }
+        };
+        Ok(PageRecord { url, state })
     }
 }
 
@@ -218,8 +264,11 @@ mod tests {
     /// state, and one written now is what the old layout wrote.
     #[test]
     fn packed_state_round_trips_through_the_old_layout() {
-        assert!(std::mem::size_of::<PageState>() <= 88);
-        let mut s = PageState::new(url("http://a.example/x"), HostId(3), 4);
+        assert!(std::mem::size_of::<PageState>() <= 80);
+        let mut urls = UrlArena::default();
+        let u = url("http://a.example/x");
+        let at = urls.push(&u.url, u.host_start, u.host_end);
+        let mut s = PageState::new(at, HostId(3), 4);
         assert_eq!(s.first_fetched(), None);
         assert_eq!(s.last_fetch_time(), None);
         assert_eq!(s.last_status(), None);
@@ -272,8 +321,25 @@ mod tests {
             bincode::serialize(&old_fresh).unwrap(),
         ];
         for (st, old) in [s, fresh].into_iter().zip(old) {
-            assert_eq!(bincode::serialize(&st).unwrap(), old);
-            assert_eq!(bincode::deserialize::<PageState>(&old).unwrap(), st);
+            let rec = PageRecord::of(&st, &urls);
+            assert_eq!(bincode::serialize(&rec).unwrap(), old);
+            let back = bincode::deserialize::<PageRecord>(&old).unwrap();
+            assert_eq!(back.url, rec.url);
+            let mut other = UrlArena::default();
+            let placed = back.place(&mut other);
+            assert_eq!(other.get(&placed.url), "http://a.example/x");
+            assert_eq!(
+                placed,
+                PageState {
+                    url: placed.url,
+                    ..st
+                }
+            );
         }
+        // A record whose host does not sit inside its URL is refused.
+        let mut bad = old_fresh.clone();
+        bad.0.host_end = 99;
+        let e = bincode::deserialize::<PageRecord>(&bincode::serialize(&bad).unwrap());
+        assert!(e.unwrap_err().to_string().contains("not inside it"));
     }
 }

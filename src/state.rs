@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::change_book::PageHistory;
 use crate::error::OutputError;
-use crate::ledger::{HostState, LinkKey, PageState};
+use crate::ledger::{HostState, LinkKey};
 use crate::model::{HostFact, HostId, HostKey, PageId};
+use crate::page_state::PageRecord;
 
 /// Bumped whenever the state's meaning or encoding changes.
 pub const STATE_VERSION: u32 = 4;
@@ -29,7 +30,7 @@ const MAGIC: &[u8; 8] = b"WEVOSTAT";
 /// One persisted piece of ledger state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum StateRecord {
-    Page(PageId, PageState),
+    Page(PageId, PageRecord),
     Host(HostId, HostState),
     /// One link (version 3; version 4 writes [`StateRecord::Outlinks`]).
     Link(LinkKey),
@@ -108,7 +109,7 @@ impl Outlinks {
 impl StateRecord {
     pub fn host(&self) -> HostId {
         match self {
-            StateRecord::Page(_, p) => p.host,
+            StateRecord::Page(_, p) => p.state.host,
             StateRecord::Host(h, _) => *h,
             StateRecord::Link(l) => l.src_host,
             StateRecord::Event(k, _) => k.host,

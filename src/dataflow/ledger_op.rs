@@ -213,14 +213,15 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     let time = |seq| plan.meta(seq).time;
     let rows: Vec<PageRow> = ledger
         .pages()
-        .map(|(state, host)| PageRow {
+        .map(|(state, url, host)| PageRow {
             state,
+            url,
             host,
             first_seen: time(state.first_seen()),
             last_seen: time(state.last_seen()),
         })
         .collect();
-    let order = crate::str_sort::order_by_bytes(rows.len(), |i| rows[i].state.url.url.as_bytes());
+    let order = crate::str_sort::order_by_bytes(rows.len(), |i| rows[i].url.as_bytes());
     let path = part_path(&plan.table_dir("pages", None), ctx.index);
     let n = write_rows(
         &path,

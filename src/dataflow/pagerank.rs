@@ -43,7 +43,7 @@ use crate::dataflow::sink::SnapshotPart;
 use crate::dataflow::split::split_by_kind;
 use crate::dataflow::{WorkerCtx, ROWS_PER_ACTIVATION};
 use crate::error::OutputError;
-use crate::ingest::{TrustWeights, UrlText};
+use crate::ingest::TrustWeights;
 use crate::job::Analysis;
 use crate::ledger::{Ledger, LedgerOut};
 use crate::model::{HostId, PageId, Seq};
@@ -329,7 +329,7 @@ impl Part {
             let url = ledger
                 .url_of(page)
                 .expect("the ledger knows the nodes it lists");
-            p.add(page, host, is_main_page(&url.url), file);
+            p.add(page, host, is_main_page(url), file);
         }
         drop((slot_of, nodes));
         // Order the slots by owner, then first use, and renumber the edges.
@@ -473,10 +473,18 @@ impl Part {
     /// target becomes a node only where its host's ledger is), and a URL never
     /// changes once known, so a copy per node (80 MB on bench snapshot 9) would
     /// only repeat it.
-    pub fn url<'l>(&self, ledger: &'l Ledger, i: usize) -> &'l UrlText {
+    pub fn url<'l>(&self, ledger: &'l Ledger, i: usize) -> &'l str {
         ledger
             .url_of(self.pages[i])
             .expect("the ledger knows every node of its worker's part")
+    }
+
+    /// The name of node `i`'s host (its site, as its URL marks it), which
+    /// the ledger knows as it knows the URL.
+    pub fn host_name<'l>(&self, ledger: &'l Ledger, i: usize) -> &'l str {
+        ledger
+            .host_name(self.hosts[i])
+            .expect("the ledger knows the host of every node of its worker's part")
     }
 
     pub fn out_degree(&self, i: usize) -> u32 {
@@ -744,10 +752,9 @@ impl Solver {
                 if self.weights {
                     out.push(Out::Weight((p.pages[i], rank, t)));
                 }
-                let url = p.url(ledger, i);
                 out.push(Out::Row(PageRankRow {
-                    url: url.url.to_string(),
-                    host: url.host().to_string(),
+                    url: p.url(ledger, i).to_string(),
+                    host: p.host_name(ledger, i).to_string(),
                     rank,
                     in_links: i64::from(p.in_links[i]),
                     out_links: i64::from(p.out_degree(i)),
@@ -983,7 +990,7 @@ impl Solver {
         }
         out.extend(hosts.into_values().map(|(rank, pages, i)| {
             Out::Host(HostRankRow {
-                host: p.url(ledger, i).host().to_string(),
+                host: p.host_name(ledger, i).to_string(),
                 rank,
                 pages,
             })
@@ -1270,7 +1277,7 @@ pub fn pagerank<'s>(
                                         let i = match solver.part.index.get(&page) {
                                             Some(&i) => i,
                                             None => match ledger.url_of(page) {
-                                                Some(url) => solver.part.add(page, host, is_main_page(&url.url), solver.trust_file.as_deref()),
+                                                Some(url) => solver.part.add(page, host, is_main_page(url), solver.trust_file.as_deref()),
                                                 None => {
                                                     ctx.log.borrow_mut().error(format!(
                                                         "internal error: a link leads to page {page:?}, which no worker knows"
@@ -1317,7 +1324,7 @@ pub fn pagerank<'s>(
                                 if solver.orderings {
                                     let ledger = ctx.ledger.borrow();
                                     let urls: Vec<&str> =
-                                        (0..p.pages.len()).map(|i| &*p.url(&ledger, i).url).collect();
+                                        (0..p.pages.len()).map(|i| p.url(&ledger, i)).collect();
                                     let order = LocalOrder::new(&urls);
                                     for w in (0..peers).filter(|&w| w != solver.index) {
                                         emitted.push(Out::Msg(Msg::Prefixes {

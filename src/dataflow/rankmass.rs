@@ -228,7 +228,7 @@ impl OrderRows<'_> {
             self.file.push(&RankmassOrderRow {
                 key,
                 rank: p.rank as i64,
-                url: part.url(self.ledger, p.node as usize).url.to_string(),
+                url: part.url(self.ledger, p.node as usize).to_string(),
                 round: i64::from(p.round),
                 bound: p.bound,
             });

@@ -168,7 +168,6 @@ impl Solver {
                 url: ledger
                     .url_of(input.page)
                     .expect("the plan's pages are its worker's ledger's")
-                    .url
                     .to_string(),
                 lambda: p.lambda.to_bits(),
                 weight: p.weight.to_bits(),

@@ -217,7 +217,7 @@ fn round_sets(closure: Vec<(PageId, Vec<u64>)>, ledger: &Ledger) -> RoundSets {
         .into_iter()
         .map(|(x, ys)| {
             let url = ledger.url_of(x).expect("the site's ledger knows its pages");
-            (url.url.to_string(), x, ys)
+            (url.to_string(), x, ys)
         })
         .collect();
     pages.sort_unstable_by(|a, b| a.0.cmp(&b.0));

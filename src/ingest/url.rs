@@ -27,6 +27,9 @@ impl NormalUrl {
 pub enum UrlProblem {
     Unparsable(String),
     NoHost,
+    /// The host ends past byte 65,535 of the URL: the ledger keeps where a
+    /// URL's site sits in 16 bits (`url_arena::UrlRef`).
+    HostTooFar(usize),
 }
 
 impl std::fmt::Display for UrlProblem {
@@ -34,9 +37,18 @@ impl std::fmt::Display for UrlProblem {
         match self {
             UrlProblem::Unparsable(why) => write!(f, "unparsable URL ({why})"),
             UrlProblem::NoHost => write!(f, "URL has no host name"),
+            UrlProblem::HostTooFar(end) => write!(
+                f,
+                "URL's host ends at byte {end}; webevo takes hosts ending by byte {}",
+                MAX_HOST_END
+            ),
         }
     }
 }
+
+/// The last byte offset at which a URL's host may end (see
+/// [`UrlProblem::HostTooFar`]).
+pub const MAX_HOST_END: usize = u16::MAX as usize;
 
 /// Normalizes `raw`; see the module docs for what changes.
 pub fn normalize(raw: &str) -> Result<NormalUrl, UrlProblem> {
@@ -65,6 +77,9 @@ pub fn normalize_for(raw: &str, site_key: SiteKey) -> Result<NormalUrl, UrlProbl
         if let Some(domain) = psl::domain_str(name) {
             start = end - domain.len();
         }
+    }
+    if end > MAX_HOST_END {
+        return Err(UrlProblem::HostTooFar(end));
     }
     let url: String = url.into();
     Ok(NormalUrl {
@@ -97,6 +112,22 @@ mod tests {
             normalize("http://Example.com:8080/").unwrap().host(),
             "example.com"
         );
+    }
+
+    /// A host that ends past byte 65,535 is refused by name, one that ends
+    /// there is taken.
+    #[test]
+    fn refuses_a_host_ending_past_16_bits() {
+        let user = |n: usize| format!("http://{}@h.example/", "u".repeat(n));
+        // `http://` is 7 bytes, then the user, `@` and 9 bytes of host.
+        let last = MAX_HOST_END - 7 - 1 - 9;
+        assert_eq!(
+            normalize(&user(last)).unwrap().host_end as usize,
+            MAX_HOST_END
+        );
+        let e = normalize(&user(last + 1)).unwrap_err();
+        assert_eq!(e, UrlProblem::HostTooFar(MAX_HOST_END + 1));
+        assert!(e.to_string().contains("65535"), "{e}");
     }
 
     #[test]

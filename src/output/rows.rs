@@ -136,6 +136,7 @@ impl TableRow for SnapshotRow {
 /// A row of `pages`, borrowed from the ledger, with snapshot times resolved.
 pub struct PageRow<'a> {
     pub state: &'a PageState,
+    pub url: &'a str,
     pub host: &'a str,
     pub first_seen: Micros,
     pub last_seen: Micros,
@@ -145,7 +146,7 @@ impl TableRow for PageRow<'_> {
     const TABLE: &'static TableDef = &PAGES;
     fn write(&self, _: &RowContext, out: &mut RowWriter) {
         let s = self.state;
-        out.str(&s.url.url);
+        out.str(self.url);
         out.str(self.host);
         out.time(self.first_seen);
         out.time(self.last_seen);
