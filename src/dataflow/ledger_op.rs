@@ -66,9 +66,9 @@ pub fn ledger<'s>(
                     let mut ledger = shared.borrow_mut();
                     input.for_each(|c, data| {
                         let t = *c.least().expect("records carry a time");
-                        let batch = stash.entry(t).or_insert_with(|| {
-                            Batch::with_link_capacity(ledger.links(), ledger.link_sources())
-                        });
+                        let batch = stash
+                            .entry(t)
+                            .or_insert_with(|| Batch::with_capacity(ledger.batch_sizes()));
                         data.drain(..).for_each(|r| ledger.gather(batch, r));
                     });
                     while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
