@@ -1052,8 +1052,7 @@ impl Ledger {
         hosts.chain(pages).chain(links).chain(events).chain(changes)
     }
 
-    /// Every known page with its host's name.
-    /// Every page's state, URL and host name.
+    /// Every known page's state, URL and host name.
     pub fn pages(&self) -> impl Iterator<Item = (&PageState, &str, &str)> + '_ {
         self.pages
             .values()
