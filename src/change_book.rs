@@ -19,6 +19,8 @@ use crate::algo::change::{
     backoff_step, change_bucket, design_freshness, lifespan_bucket, Censoring, DomainClass,
     Intervals, Mle, DAY,
 };
+use crate::chain_store::{ChainId, ChainStore};
+use crate::grow::{push_by_eighths, room_for};
 use crate::id_map::IdMap;
 use crate::ingest::PageObs;
 use crate::job::ChangeParams;
@@ -36,11 +38,24 @@ const UNCHANGED: u64 = 0;
 const CHANGED: u64 = 1;
 const GAP: u64 = 2;
 
-/// One page's change history.
+/// One page's change history as the state files keep it: its observation
+/// chain, and what the book keeps beside it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PageHistory {
+pub struct HistoryRecord {
     /// `(µs << 2) | kind`: the page's observation chain in order.
     entries: Vec<u64>,
+    base: bool,
+    left: bool,
+    rate_bits: u64,
+    intervals: u32,
+    backoff_bits: u64,
+}
+
+/// One page's change history; its observation chain is in the book's
+/// [`ChainStore`], at `chain`.
+#[derive(Clone, Debug, PartialEq)]
+struct PageHistory {
+    chain: ChainId,
     /// Fetched at the first snapshot with a digest: in the unchanged curve's base.
     base: bool,
     /// A base page that has changed or gone.
@@ -56,22 +71,20 @@ pub struct PageHistory {
     /// (added in order, as the estimators add them): what a page's counted
     /// contributions need, kept so that retracting and re-adding them costs
     /// the same at a page's hundredth observation as at its second. Derived
-    /// from `entries` on restore, so not stored.
-    #[serde(skip)]
+    /// from the chain on restore, so not stored.
     changes: u32,
-    #[serde(skip)]
     total_s: f64,
     /// Touched at the snapshot being folded (see [`ChangeBook::touch`]): in
     /// the struct's padding, where a set of touched pages was a hash table
     /// of 50-80 MB while a snapshot folds.
-    #[serde(skip)]
     touched: bool,
 }
 
-impl Default for PageHistory {
-    fn default() -> PageHistory {
+impl PageHistory {
+    /// A history with no observations, whose chain is `chain`.
+    fn new(chain: ChainId) -> PageHistory {
         PageHistory {
-            entries: Vec::new(),
+            chain,
             base: false,
             left: false,
             rate_bits: f64::NAN.to_bits(),
@@ -82,31 +95,62 @@ impl Default for PageHistory {
             touched: false,
         }
     }
-}
 
-impl PageHistory {
     fn rate(&self) -> Option<f64> {
         let r = f64::from_bits(self.rate_bits);
         (!r.is_nan()).then_some(r)
     }
 
+    /// The history as the state files keep it, with its chain.
+    fn record(&self, chain: Chain) -> HistoryRecord {
+        HistoryRecord {
+            entries: chain.0.to_vec(),
+            base: self.base,
+            left: self.left,
+            rate_bits: self.rate_bits,
+            intervals: self.intervals,
+            backoff_bits: self.backoff_bits,
+        }
+    }
+
+    /// The history of a restored record, whose chain is `chain`.
+    fn restored(r: &HistoryRecord, chain: ChainId) -> PageHistory {
+        let (changes, total_s) = Chain(&r.entries).summary();
+        PageHistory {
+            base: r.base,
+            left: r.left,
+            rate_bits: r.rate_bits,
+            intervals: r.intervals,
+            backoff_bits: r.backoff_bits,
+            changes,
+            total_s,
+            ..PageHistory::new(chain)
+        }
+    }
+}
+
+/// A page's observation chain: `(µs << 2) | kind` entries in order.
+#[derive(Clone, Copy)]
+struct Chain<'a>(&'a [u64]);
+
+impl<'a> Chain<'a> {
     /// The intervals as `(τ seconds, changed)`.
-    pub fn intervals(&self) -> impl Iterator<Item = (f64, bool)> + '_ {
+    fn intervals(self) -> impl Iterator<Item = (f64, bool)> + 'a {
         self.intervals_us().map(|(us, c)| (us as f64 / 1e6, c))
     }
 
     /// The intervals as `(τ µs, changed)`.
-    fn intervals_us(&self) -> impl Iterator<Item = (u64, bool)> + '_ {
-        self.entries.iter().filter_map(|e| match e & 3 {
+    fn intervals_us(self) -> impl Iterator<Item = (u64, bool)> + 'a {
+        self.0.iter().filter_map(|e| match e & 3 {
             GAP => None,
             kind => Some((e >> 2, kind == CHANGED)),
         })
     }
 
-    /// Fills `s` with the page's intervals: exact up to [`EXACT_CHANGES`]
-    /// changed ones, binned beyond.
-    fn fill(&self, s: &mut Intervals) {
-        if self.changes <= EXACT_CHANGES {
+    /// Fills `s` with the intervals of a chain with `changes` changed ones:
+    /// exact up to [`EXACT_CHANGES`] of them, binned beyond.
+    fn fill(self, changes: u32, s: &mut Intervals) {
+        if changes <= EXACT_CHANGES {
             s.refill(self.intervals());
             return;
         }
@@ -130,22 +174,21 @@ impl PageHistory {
         s.total = total_us as f64 / 1e6;
     }
 
-    /// Recomputes the derived counts from `entries`.
-    fn summarize(&mut self) {
+    /// The changed intervals and the sum of all intervals in seconds.
+    fn summary(self) -> (u32, f64) {
         let (mut changes, mut total) = (0u32, 0.0f64);
         for (tau, changed) in self.intervals() {
             changes += u32::from(changed);
             total += tau;
         }
-        self.changes = changes;
-        self.total_s = total;
+        (changes, total)
     }
 
     /// The times (µs after the first fetch) at which changes were observed.
-    fn change_times(&self) -> Vec<u64> {
+    fn change_times(self) -> Vec<u64> {
         let mut at = 0u64;
         let mut times = Vec::new();
-        for e in &self.entries {
+        for e in self.0 {
             at += e >> 2;
             if e & 3 == CHANGED {
                 times.push(at);
@@ -310,6 +353,8 @@ pub struct ChangeBook {
     settings: BookSettings,
     class_rates: Vec<f64>,
     pages: IdMap<PageId, PageHistory>,
+    /// The pages' observation chains (a history holds where its chain is).
+    chains: ChainStore,
     groups: FastMap<GroupKey, Group>,
     /// Pages touched in the current snapshot, with their old contributions
     /// already retracted into `counts`, each with its change count and summed
@@ -336,11 +381,9 @@ pub enum BookRow {
 }
 
 impl ChangeBook {
-    /// The bytes the book's per-page histories hold: the map, and each
-    /// history's entries.
+    /// The bytes the book's per-page histories hold: the map and the chains.
     pub fn heap_bytes(&self) -> usize {
-        let entries: usize = self.pages.values().map(|h| h.entries.capacity() * 8).sum();
-        self.pages.heap_bytes() + entries
+        self.pages.heap_bytes() + self.chains.heap_bytes()
     }
 
     pub fn new(settings: BookSettings) -> ChangeBook {
@@ -348,6 +391,7 @@ impl ChangeBook {
             class_rates: settings.params.class_rates(),
             settings,
             pages: IdMap::new(),
+            chains: ChainStore::default(),
             groups: FastMap::default(),
             touched: Vec::new(),
             touched_last: 0,
@@ -358,8 +402,8 @@ impl ChangeBook {
     }
 
     /// Restores a page's history (at the restore epoch), before [`Self::restored`].
-    pub fn restore_page(&mut self, page: PageId, mut h: PageHistory) {
-        h.summarize();
+    pub fn restore_page(&mut self, page: PageId, r: &HistoryRecord) {
+        let h = PageHistory::restored(r, self.chains.push(&r.entries));
         self.pages.insert(page, h);
     }
 
@@ -375,8 +419,8 @@ impl ChangeBook {
         ids.sort_unstable();
         for id in &ids {
             let st = &states[id];
-            let h = &self.pages[id];
-            let pairs: Vec<(u64, bool)> = h.intervals_us().collect();
+            let chain = Chain(self.chains.get(self.pages[id].chain));
+            let pairs: Vec<(u64, bool)> = chain.intervals_us().collect();
             let name = host_names(st.host);
             for key in Self::group_keys(st, urls) {
                 let g = self.group(key, st, urls, &name);
@@ -388,7 +432,9 @@ impl ChangeBook {
             }
             let class = DomainClass::of_host(&name);
             let counts = &mut self.counts;
-            Self::contributions(&self.settings, st, &self.pages[id], class, true, |k, c| {
+            let h = &self.pages[id];
+            let chain = Chain(self.chains.get(h.chain));
+            Self::contributions(&self.settings, st, h, chain, class, true, |k, c| {
                 *counts.entry(k).or_default() += c
             });
         }
@@ -433,8 +479,7 @@ impl ChangeBook {
     /// per snapshot), given its state before the change.
     pub fn touch(&mut self, page: PageId, before: &PageState, class: DomainClass) {
         if self.touched.is_empty() {
-            self.touched
-                .reserve_exact(self.touched_last + self.touched_last / 8);
+            self.touched.reserve_exact(room_for(self.touched_last));
         }
         let mut summary = (page, 0, 0.0);
         if let Some(h) = self.pages.get_mut(&page) {
@@ -443,12 +488,20 @@ impl ChangeBook {
             }
             h.touched = true;
             let counts = &mut self.counts;
-            Self::contributions(&self.settings, before, h, class, false, |k, c| {
-                *counts.entry(k).or_default() -= c
-            });
+            // The retraction's Poisson windows are counted in `finish`
+            // (`poisson_delta`), so the chain is not read here.
+            Self::contributions(
+                &self.settings,
+                before,
+                h,
+                Chain(&[]),
+                class,
+                false,
+                |k, c| *counts.entry(k).or_default() -= c,
+            );
             summary = (page, h.changes, h.total_s);
         }
-        self.touched.push(summary);
+        push_by_eighths(&mut self.touched, summary);
     }
 
     /// Records the fetch `obs` at snapshot `t`, given the page's state before
@@ -466,9 +519,10 @@ impl ChangeBook {
         let backoff_start = self.settings.params.backoff_start_days * DAY;
         // Touched already: a page gets its history when first observed, and
         // a second touch in the snapshot must find it touched.
+        let chains = &mut self.chains;
         let h = self.pages.get_or_insert_with(page, || PageHistory {
             touched: true,
-            ..PageHistory::default()
+            ..PageHistory::new(chains.push(&[]))
         });
         let mut interval = None;
         if before.observations == 0 {
@@ -483,10 +537,8 @@ impl ChangeBook {
             } else {
                 UNCHANGED
             };
-            // Exactly: a history grows by one entry a snapshot, and doubling
-            // left about 40% of the histories' 84 MB unused (bench snapshot 9).
-            h.entries.reserve_exact(1);
-            h.entries.push((tau << 2) | kind);
+            // Merged into the chain when the snapshot finishes.
+            chains.append(h.chain, (tau << 2) | kind);
             if kind != GAP {
                 let tau_s = tau as f64 / 1e6;
                 interval = Some((tau, kind == CHANGED));
@@ -533,6 +585,7 @@ impl ChangeBook {
         settings: &BookSettings,
         st: &PageState,
         h: &PageHistory,
+        chain: Chain,
         class: DomainClass,
         poisson: bool,
         mut add: impl FnMut(ChangeKey, i64),
@@ -572,7 +625,7 @@ impl ChangeBook {
         if poisson {
             let bands = poisson_bands(p, x, total);
             if bands != 0 {
-                let times = h.change_times();
+                let times = chain.change_times();
                 poisson_windows(p, bands, &times, 1, &mut add);
             }
         }
@@ -586,6 +639,7 @@ impl ChangeBook {
     fn poisson_delta(
         settings: &BookSettings,
         h: &PageHistory,
+        chain: Chain,
         before: (u32, f64),
         mut add: impl FnMut(ChangeKey, i64),
     ) {
@@ -595,7 +649,7 @@ impl ChangeBook {
         if old == 0 && new == 0 {
             return;
         }
-        let times = h.change_times();
+        let times = chain.change_times();
         // The windows counted before: those between the first `before.0` changes.
         let counted = (before.0 as usize).min(times.len());
         poisson_windows(p, old & !new, &times[..counted], -1, &mut add);
@@ -615,6 +669,7 @@ impl ChangeBook {
         host_names: &dyn Fn(HostId) -> String,
         emit: &mut dyn FnMut(BookRow),
     ) -> Vec<(ChangeKey, i64)> {
+        self.chains.settle();
         let mut touched = std::mem::take(&mut self.touched);
         touched.sort_unstable_by_key(|t| t.0);
         touched.dedup_by_key(|t| t.0);
@@ -629,7 +684,8 @@ impl ChangeBook {
             // One scratch set of intervals for all pages: a page's estimate
             // then allocates nothing.
             let s = &mut self.scratch;
-            h.fill(s);
+            let chain = Chain(self.chains.get(h.chain));
+            chain.fill(h.changes, s);
             let mle = s.mle();
             let rate_class = s.rate_class(&self.class_rates);
             h.rate_bits = mle.planning_rate().unwrap_or(f64::NAN).to_bits();
@@ -638,9 +694,9 @@ impl ChangeBook {
             let counts = &mut self.counts;
             let h = &self.pages[&id];
             let mut add = |k, c| *counts.entry(k).or_default() += c;
-            Self::contributions(&self.settings, st, h, class, false, &mut add);
+            Self::contributions(&self.settings, st, h, chain, class, false, &mut add);
             let before = (changes_before, total_before);
-            Self::poisson_delta(&self.settings, h, before, &mut add);
+            Self::poisson_delta(&self.settings, h, chain, before, &mut add);
             let censoring = Censoring::of(
                 st.first_fetched() == Some(self.settings.first_seq),
                 st.alive,
@@ -734,8 +790,11 @@ impl ChangeBook {
     }
 
     /// The pages' histories for the state files.
-    pub fn histories(&self) -> impl Iterator<Item = (&PageId, &PageHistory)> {
-        self.pages.iter()
+    pub fn histories(&self) -> impl Iterator<Item = (&PageId, HistoryRecord)> + '_ {
+        debug_assert!(self.chains.is_settled(), "histories after `finish`");
+        self.pages
+            .iter()
+            .map(|(id, h)| (id, h.record(Chain(self.chains.get(h.chain)))))
     }
 }
 
@@ -804,11 +863,11 @@ fn span_s(st: &PageState) -> f64 {
 mod tests {
     use super::*;
 
-    /// The touched flag sits in the history's padding: 1.9M histories on
-    /// bench snapshot 9 with 1 worker.
+    /// The touched flag sits in the history's padding, and the chain is a
+    /// 4-byte id: 1.4M histories on bench snapshot 9 with 1 worker.
     #[test]
-    fn a_history_stays_64_bytes() {
-        assert_eq!(std::mem::size_of::<PageHistory>(), 64);
+    fn a_history_stays_40_bytes() {
+        assert_eq!(std::mem::size_of::<PageHistory>(), 40);
     }
 
     #[test]
@@ -827,17 +886,15 @@ mod tests {
 
     /// A history of weekly-ish crawls (7, 14 or 21 days, jittered by up to 6
     /// hours) whose page changes about every 10 days.
-    fn history(rng: &mut impl rand::Rng, intervals: usize) -> PageHistory {
-        let mut h = PageHistory::default();
+    fn history(rng: &mut impl rand::Rng, intervals: usize) -> Vec<u64> {
+        let mut entries = Vec::new();
         for _ in 0..intervals {
             let days = 7.0 * rng.random_range(1..=3) as f64 + rng.random_range(-0.25..0.25);
             let tau_us = (days * DAY * 1e6) as u64;
             let changed = rng.random::<f64>() < -(-days / 10.0f64).exp_m1();
-            h.entries
-                .push((tau_us << 2) | if changed { CHANGED } else { UNCHANGED });
+            entries.push((tau_us << 2) | if changed { CHANGED } else { UNCHANGED });
         }
-        h.summarize();
-        h
+        entries
     }
 
     /// Up to [`EXACT_CHANGES`] changed intervals a page's estimate sees them
@@ -851,10 +908,12 @@ mod tests {
         let (mut binned_pages, mut most_bins) = (0, 0);
         for intervals in [5, 20, 40, 100, 400] {
             for _ in 0..50 {
-                let h = history(&mut rng, intervals);
+                let entries = history(&mut rng, intervals);
+                let h = Chain(&entries);
                 let exact = Intervals::from_pairs(h.intervals());
-                h.fill(&mut s);
-                if h.changes <= EXACT_CHANGES {
+                let (changes, _) = h.summary();
+                h.fill(changes, &mut s);
+                if changes <= EXACT_CHANGES {
                     assert_eq!(s, exact);
                     continue;
                 }
@@ -882,8 +941,8 @@ mod tests {
         use rand::seq::SliceRandom;
         use rand::SeedableRng;
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(6);
-        let h = history(&mut rng, 300);
-        let mut pairs: Vec<(u64, bool)> = h.intervals_us().collect();
+        let entries = history(&mut rng, 300);
+        let mut pairs: Vec<(u64, bool)> = Chain(&entries).intervals_us().collect();
         let mut first = Group::default();
         pairs.iter().for_each(|&(us, c)| first.add_interval(us, c));
         pairs.shuffle(&mut rng);

@@ -15,6 +15,8 @@ use std::hash::{BuildHasher, Hash};
 
 use hashbrown::HashTable;
 
+use crate::grow::push_by_eighths;
+
 type Hasher = foldhash::fast::FixedState;
 
 pub struct IdMap<K, V> {
@@ -102,13 +104,10 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
             i < u32::MAX as usize,
             "an IdMap holds fewer than 2^32 entries"
         );
-        if i == self.entries.capacity() {
-            // By an eighth rather than doubling: at a million entries of a
-            // hundred bytes, doubling leaves up to 100 MB unused.
-            self.entries.reserve_exact((i / 8).max(16));
-        }
         let hash = Self::hash(&self.hasher, &key);
-        self.entries.push((key, value));
+        // By an eighth rather than doubling: at a million entries of a
+        // hundred bytes, doubling leaves up to 100 MB unused.
+        push_by_eighths(&mut self.entries, (key, value));
         let (entries, hasher) = (&self.entries, &self.hasher);
         self.index.insert_unique(hash, i as u32, |&j| {
             Self::hash(hasher, &entries[j as usize].0)

@@ -34,6 +34,7 @@ use crate::algo::change::DomainClass;
 use crate::algo::pagerank::is_main_page;
 use crate::change_book::{BookRow, ChangeBook, ChangeKey};
 use crate::dataflow::echo::{EchoMsg, SourceObs};
+use crate::grow::{push_by_eighths, room_for};
 use crate::id_map::IdMap;
 use crate::ingest::{ClickObs, LinkObs, Mention, OddRows, PageObs, Record, UrlText};
 use crate::link_set::{self, Fresh, HostIndex, Link, LinkGather, LinkSet};
@@ -192,23 +193,14 @@ impl Batch {
     /// of 64 bytes went past a million and doubled, 128 MB of room and the
     /// 64 MB they moved from at once, the peak while the snapshot was read.
     pub fn with_capacity(last: BatchSizes) -> Batch {
-        let room = |n: usize| n + n / 8;
         Batch {
             links: LinkGather::with_capacity(last.links, last.sources),
-            pages: Vec::with_capacity(room(last.pages)),
-            mentions: Vec::with_capacity(room(last.mentions)),
-            seen: Vec::with_capacity(room(last.seen)),
+            pages: Vec::with_capacity(room_for(last.pages)),
+            mentions: Vec::with_capacity(room_for(last.mentions)),
+            seen: Vec::with_capacity(room_for(last.seen)),
             ..Batch::default()
         }
     }
-}
-
-/// Pushes `x`, growing a full `v` by an eighth rather than doubling it.
-fn push_by_eighths<T>(v: &mut Vec<T>, x: T) {
-    if v.len() == v.capacity() {
-        v.reserve_exact((v.len() / 8).max(64));
-    }
-    v.push(x);
 }
 
 /// One worker's ledger.
@@ -457,7 +449,7 @@ impl Ledger {
             }
             StateRecord::Change(_, page, h) => {
                 if let Some(book) = self.change.as_mut() {
-                    book.restore_page(page, h);
+                    book.restore_page(page, &h);
                 }
             }
             StateRecord::Rank(host, page, rank) => {
@@ -1047,7 +1039,7 @@ impl Ledger {
         let events = self.events.iter().map(|(k, c)| StateRecord::Event(*k, *c));
         let changes = self.change.iter().flat_map(move |book| {
             book.histories()
-                .map(move |(id, h)| StateRecord::Change(self.pages[id].host, *id, h.clone()))
+                .map(move |(id, h)| StateRecord::Change(self.pages[id].host, *id, h))
         });
         hosts.chain(pages).chain(links).chain(events).chain(changes)
     }
@@ -1452,11 +1444,5 @@ mod tests {
         restored.restore(1, l.state_records().collect());
         let sizes = restored.batch_sizes();
         assert_eq!((sizes.pages, sizes.seen, sizes.links), (2, 4, 2));
-
-        let mut v = Vec::with_capacity(1000);
-        for i in 0..1001 {
-            push_by_eighths(&mut v, i);
-        }
-        assert_eq!(v.capacity(), 1125);
     }
 }

@@ -5,6 +5,7 @@
 //! analyses' stages) → [`output`] (schemas, Parquet, the commit protocol).
 
 pub mod algo;
+pub mod chain_store;
 pub mod change_book;
 pub mod cli;
 pub mod dataflow;
@@ -13,6 +14,7 @@ pub mod error;
 pub mod exchange;
 pub mod failpoint;
 pub mod generate;
+pub mod grow;
 pub mod id_map;
 pub mod import;
 pub mod ingest;

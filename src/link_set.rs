@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 
+use crate::grow::room_for;
 use crate::ledger::LinkKey;
 use crate::model::{HostId, PageId};
 
@@ -267,7 +268,7 @@ impl LinkGather {
     /// largest vectors need not overshoot by doubling.
     pub fn with_capacity(links: usize, sources: usize) -> LinkGather {
         LinkGather {
-            set: LinkSet::with_capacity(links + links / 8, sources + sources / 8),
+            set: LinkSet::with_capacity(room_for(links), room_for(sources)),
         }
     }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::change_book::PageHistory;
+use crate::change_book::HistoryRecord;
 use crate::error::OutputError;
 use crate::ledger::{HostState, LinkKey};
 use crate::model::{HostFact, HostId, HostKey, PageId};
@@ -40,7 +40,7 @@ pub enum StateRecord {
     /// at the restore epoch on the site's worker).
     Site(HostId, Vec<u8>),
     /// A page's change history (the change analysis).
-    Change(HostId, PageId, PageHistory),
+    Change(HostId, PageId, HistoryRecord),
     /// A page's PageRank at the last snapshot (the RankMass analysis' warm start).
     Rank(HostId, PageId, u64),
     /// The ECHO analysis' per-host state (opaque to the ledger, like `Site`).
