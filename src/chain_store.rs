@@ -199,13 +199,7 @@ mod tests {
         assert_eq!(store.blocks[0].data.capacity(), 3 * BLOCK_CHAINS + 1);
         assert_eq!(store.get(5), &[5, 5, 5, 7]);
         assert_eq!(store.get(6), &[6, 6, 6]);
-        assert_eq!(
-            store.get(BLOCK_CHAINS as ChainId),
-            &[BLOCK_CHAINS as u64; 3]
-                .iter()
-                .copied()
-                .chain([8])
-                .collect::<Vec<_>>()[..]
-        );
+        let b = BLOCK_CHAINS as u64;
+        assert_eq!(store.get(BLOCK_CHAINS as ChainId), &[b, b, b, 8]);
     }
 }

@@ -434,7 +434,7 @@ impl ChangeBook {
             let counts = &mut self.counts;
             let h = &self.pages[id];
             let chain = Chain(self.chains.get(h.chain));
-            Self::contributions(&self.settings, st, h, chain, class, true, |k, c| {
+            Self::contributions(&self.settings, st, h, class, Some(chain), |k, c| {
                 *counts.entry(k).or_default() += c
             });
         }
@@ -489,16 +489,10 @@ impl ChangeBook {
             h.touched = true;
             let counts = &mut self.counts;
             // The retraction's Poisson windows are counted in `finish`
-            // (`poisson_delta`), so the chain is not read here.
-            Self::contributions(
-                &self.settings,
-                before,
-                h,
-                Chain(&[]),
-                class,
-                false,
-                |k, c| *counts.entry(k).or_default() -= c,
-            );
+            // (`poisson_delta`).
+            Self::contributions(&self.settings, before, h, class, None, |k, c| {
+                *counts.entry(k).or_default() -= c
+            });
             summary = (page, h.changes, h.total_s);
         }
         push_by_eighths(&mut self.touched, summary);
@@ -580,14 +574,14 @@ impl ChangeBook {
     }
 
     /// The page's contributions to the counted tables, given its current state,
-    /// each passed to `add` (a page is counted twice a snapshot, so no `Vec`).
+    /// each passed to `add` (a page is counted twice a snapshot, so no `Vec`);
+    /// with its chain (`poisson`), its Poisson-check windows too.
     fn contributions(
         settings: &BookSettings,
         st: &PageState,
         h: &PageHistory,
-        chain: Chain,
         class: DomainClass,
-        poisson: bool,
+        poisson: Option<Chain>,
         mut add: impl FnMut(ChangeKey, i64),
     ) {
         let both = [class, DomainClass::All];
@@ -622,7 +616,7 @@ impl ChangeBook {
                 add(ChangeKey::FreshSum(d), (f * FRESHNESS_SCALE).round() as i64);
             }
         }
-        if poisson {
+        if let Some(chain) = poisson {
             let bands = poisson_bands(p, x, total);
             if bands != 0 {
                 let times = chain.change_times();
@@ -694,7 +688,7 @@ impl ChangeBook {
             let counts = &mut self.counts;
             let h = &self.pages[&id];
             let mut add = |k, c| *counts.entry(k).or_default() += c;
-            Self::contributions(&self.settings, st, h, chain, class, false, &mut add);
+            Self::contributions(&self.settings, st, h, class, None, &mut add);
             let before = (changes_before, total_before);
             Self::poisson_delta(&self.settings, h, chain, before, &mut add);
             let censoring = Censoring::of(
