@@ -1,4 +1,5 @@
-//! The ledger's URLs, stored end to end in large chunks.
+//! The ledger's URLs, stored end to end in large chunks (and, while a link
+//! table is read, its distinct raw strings: `ingest::UrlCache`).
 //!
 //! The ledger keeps the URL of every page it ever knew (1.9M on bench snapshot
 //! 9 with 1 worker, 108 MiB of text). As one boxed `str` each, every URL was

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::InputError;
 use crate::model::{digest_hash, HostId, Micros, PageId};
 use crate::state::StateRecord;
+use crate::url_arena::{UrlArena, UrlRef};
 use crawl_dir::SnapshotInput;
 use table::{dict_value, Row, Share};
 use url::{normalize_for, NormalUrl};
@@ -264,20 +265,25 @@ pub fn read_snapshot(
 /// outlinks together, a source equal to the previous row's costs one comparison.
 ///
 /// # Memory
-/// Per distinct raw string its bytes in one arena, a 4-byte slot of the
-/// table and 25 bytes of endpoint: about 100 MB for the 1.3M distinct URLs of
-/// bench snapshot 9 with 1 worker. A map from owned strings to endpoints that
-/// held each normalized URL until announced was 250 MB, a seventh of the
-/// snapshot's peak.
+/// Per distinct raw string its bytes in a [`UrlArena`], a 4-byte slot of the
+/// table and 32 bytes of [`Endpoint`]: about 135 MB for the 1.38M distinct
+/// URLs (81 MB of text) of bench snapshot 9 with 1 worker, a tenth of the
+/// snapshot's peak, which falls while the links are read. A map from owned
+/// strings to endpoints that held each normalized URL until announced was
+/// 250 MB. Neither the text nor the endpoints sit in one vector: one of 81 MB
+/// doubled past 64 MiB, and held both copies, 134 MB, for the moment of the
+/// copy; chunks of the arena and blocks of endpoints are allocated at their
+/// final size and never move.
 struct UrlCache {
-    /// Per distinct raw string its index in `endpoints`, hashed by the string.
+    /// Per distinct raw string its endpoint index, hashed by the string.
     seen: HashTable<u32>,
     hasher: foldhash::fast::FixedState,
-    /// The raw strings end to end; endpoint `i`'s is `raw[ends[i - 1]..ends[i]]`.
-    raw: String,
-    ends: Vec<usize>,
-    /// `None` for a string that cannot be a page.
-    endpoints: Vec<Option<(HostId, PageId)>>,
+    /// The raw strings (with no site marked in them: only their bytes count).
+    raw: UrlArena,
+    /// Endpoint `i` is `blocks[i / ENDPOINT_BLOCK][i % ENDPOINT_BLOCK]`.
+    blocks: Vec<Vec<Endpoint>>,
+    /// Which endpoints can be pages, a bit each.
+    pages: Vec<u64>,
     /// Which endpoints were announced, a bit each.
     announced: Vec<u64>,
     /// Normalized URLs of endpoints not yet announced: the first link that
@@ -289,6 +295,18 @@ struct UrlCache {
     dicts: [DictMemo; 2],
     site_key: SiteKey,
 }
+
+/// A distinct raw string of a link table: where its bytes are, and the ids of
+/// its page (zero for a string that cannot be a page; see `UrlCache::pages`).
+#[derive(Clone, Copy)]
+struct Endpoint {
+    raw: UrlRef,
+    host: HostId,
+    page: PageId,
+}
+
+/// Endpoints a block holds: 2 MiB of them.
+const ENDPOINT_BLOCK: usize = 1 << 16;
 
 /// The endpoint indices of one dictionary's entries, looked up on first use.
 #[derive(Default)]
@@ -309,9 +327,9 @@ impl UrlCache {
         UrlCache {
             seen: HashTable::new(),
             hasher: Default::default(),
-            raw: String::new(),
-            ends: Vec::new(),
-            endpoints: Vec::new(),
+            raw: UrlArena::default(),
+            blocks: Vec::new(),
+            pages: Vec::new(),
             announced: Vec::new(),
             pending: HashMap::default(),
             last_src: None,
@@ -320,39 +338,52 @@ impl UrlCache {
         }
     }
 
-    /// The raw string of endpoint `i`.
-    fn raw_of<'a>(raw: &'a str, ends: &[usize], i: u32) -> &'a str {
+    /// Endpoint `i` (a function of the blocks alone, so that the table's
+    /// closures can borrow them beside the table).
+    fn endpoint(blocks: &[Vec<Endpoint>], i: u32) -> &Endpoint {
         let i = i as usize;
-        let start = if i == 0 { 0 } else { ends[i - 1] };
-        &raw[start..ends[i]]
+        &blocks[i / ENDPOINT_BLOCK][i % ENDPOINT_BLOCK]
     }
 
     /// The index of `raw`, normalizing it on first sight.
     fn lookup(&mut self, raw: &str) -> u32 {
         let hash = self.hasher.hash_one(raw);
-        let (arena, ends) = (&self.raw, &self.ends);
-        if let Some(&i) = self
-            .seen
-            .find(hash, |&i| Self::raw_of(arena, ends, i) == raw)
-        {
+        let (arena, blocks) = (&self.raw, &self.blocks);
+        if let Some(&i) = self.seen.find(hash, |&i| {
+            arena.bytes(&Self::endpoint(blocks, i).raw) == raw.as_bytes()
+        }) {
             return i;
         }
-        let i = u32::try_from(self.endpoints.len()).expect("under 2^32 distinct URLs a share");
-        let e = normalize_for(raw, self.site_key).ok().map(|n| {
+        let count = self
+            .blocks
+            .last()
+            .map_or(0, |b| (self.blocks.len() - 1) * ENDPOINT_BLOCK + b.len());
+        let i = u32::try_from(count).expect("under 2^32 distinct URLs a share");
+        let ids = normalize_for(raw, self.site_key).ok().map(|n| {
             let url = UrlText::from(n);
             let ids = (HostId::of(url.host()), PageId::of(&url.url));
             self.pending.insert(i, url);
             ids
         });
-        self.endpoints.push(e);
-        if self.announced.len() * 64 <= i as usize {
+        let (word, bit) = (i as usize / 64, 1u64 << (i % 64));
+        if word == self.pages.len() {
+            self.pages.push(0);
             self.announced.push(0);
         }
-        self.raw.push_str(raw);
-        self.ends.push(self.raw.len());
-        let (hasher, arena, ends) = (&self.hasher, &self.raw, &self.ends);
-        self.seen
-            .insert_unique(hash, i, |&j| hasher.hash_one(Self::raw_of(arena, ends, j)));
+        if ids.is_some() {
+            self.pages[word] |= bit;
+        }
+        let (host, page) = ids.unwrap_or((HostId(0), PageId(0)));
+        if self.blocks.last().is_none_or(|b| b.len() == ENDPOINT_BLOCK) {
+            self.blocks.push(Vec::with_capacity(ENDPOINT_BLOCK));
+        }
+        let raw = self.raw.push(raw, 0, 0);
+        let block = self.blocks.last_mut().expect("a block has room");
+        block.push(Endpoint { raw, host, page });
+        let (hasher, arena, blocks) = (&self.hasher, &self.raw, &self.blocks);
+        self.seen.insert_unique(hash, i, |&j| {
+            hasher.hash_one(arena.get(&Self::endpoint(blocks, j).raw))
+        });
         i
     }
 
@@ -402,7 +433,9 @@ impl UrlCache {
 
     /// The ids of endpoint `i`, or `None` if it cannot be a page.
     fn ids(&self, i: u32) -> Option<(HostId, PageId)> {
-        self.endpoints[i as usize]
+        let is_page = self.pages[i as usize / 64] & (1u64 << (i % 64)) != 0;
+        let e = Self::endpoint(&self.blocks, i);
+        is_page.then_some((e.host, e.page))
     }
 
     /// Announces the page of endpoint `i` if it was not yet.
@@ -412,9 +445,7 @@ impl UrlCache {
             return;
         }
         self.announced[word] |= bit;
-        if let (Some((host, page)), Some(url)) =
-            (self.endpoints[i as usize], self.pending.remove(&i))
-        {
+        if let (Some((host, page)), Some(url)) = (self.ids(i), self.pending.remove(&i)) {
             emit(Record::Mention(Box::new(Mention { host, page, url })));
         }
     }
@@ -640,5 +671,87 @@ mod tests {
             two.sort();
             assert!(two == links(all), "{how}: two shares differ from one");
         }
+    }
+
+    /// More distinct endpoints than a block of the cache holds, with URLs
+    /// that cannot be pages and two spellings of one page among them: the
+    /// links and mentions read are those of normalizing every cell on its
+    /// own, each raw string mentioned once, at its first accepted link.
+    #[test]
+    fn links_and_mentions_match_normalizing_every_cell() {
+        let mut rows = Vec::new();
+        for s in 0..(ENDPOINT_BLOCK + 5000) {
+            let src = format!("http://s{}.example/p{s}", s % 97);
+            let dst = match s % 11 {
+                0 => format!("mailto:u{s}@example.org"),
+                1 => src.clone(),
+                2 => format!("HTTP://S{}.EXAMPLE/p{}", (s + 1) % 97, s + 1),
+                _ => format!("http://d.example/q{}", s / 3),
+            };
+            rows.push((src, dst));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let snap = dir.path().join("snapshots/0");
+        std::fs::create_dir_all(&snap).unwrap();
+        std::fs::write(
+            snap.join("snapshot.json"),
+            r#"{"time": "2024-01-01T00:00:00Z"}"#,
+        )
+        .unwrap();
+        std::fs::write(snap.join("pages.tsv"), "url\n").unwrap();
+        write_links(&snap.join("links.parquet"), &rows, "plain");
+        let (got, odd) = read(dir.path(), 0, 1);
+
+        let ids = |raw: &str| {
+            normalize_for(raw, SiteKey::Host).ok().map(|n| {
+                let url = UrlText::from(n);
+                (HostId::of(url.host()), PageId::of(&url.url), url)
+            })
+        };
+        let mut want = Vec::new();
+        let mut mentioned = std::collections::HashSet::new();
+        let (mut self_links, mut unparsable) = (0, 0);
+        for (s, d) in &rows {
+            let (Some(src), Some(dst)) = (ids(s), ids(d)) else {
+                unparsable += 1;
+                continue;
+            };
+            if src.1 == dst.1 {
+                self_links += 1;
+                continue;
+            }
+            for (raw, (host, page, url)) in [(s, &src), (d, &dst)] {
+                if mentioned.insert(raw.clone()) {
+                    let url = url.clone();
+                    let m = Mention {
+                        host: *host,
+                        page: *page,
+                        url,
+                    };
+                    want.push(format!("{:?}", Record::Mention(Box::new(m))));
+                }
+            }
+            let link = LinkObs {
+                src_host: src.0,
+                src: src.1,
+                dst: dst.1,
+                dst_host: dst.0,
+            };
+            want.push(format!("{:?}", Record::Link(link)));
+        }
+        want.sort();
+        assert!(mentioned.len() > ENDPOINT_BLOCK, "{}", mentioned.len());
+        assert!(self_links > 0 && unparsable > 0);
+        assert_eq!(
+            (odd.self_links, odd.unparsable_link_urls),
+            (self_links, unparsable)
+        );
+        let first_difference = got.iter().zip(&want).find(|(a, b)| a != b);
+        assert!(
+            got == want,
+            "{} records against {}; first difference {first_difference:?}",
+            got.len(),
+            want.len()
+        );
     }
 }
