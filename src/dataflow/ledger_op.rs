@@ -126,7 +126,7 @@ fn fold(
             "worker {} snapshot {t}: ledger fold starts ({} links, {} pages, {} mentions of new pages, {} of known ones gathered)",
             ctx.index,
             batch.links.len(),
-            batch.pages.len(),
+            batch.new_fetches.len() + batch.known_fetches.len(),
             batch.mentions.len(),
             batch.seen.len(),
         )
