@@ -1457,6 +1457,62 @@ mod tests {
         assert_eq!(l.pages[&PageId::of("http://a.com/x")].last_seen(), 1);
     }
 
+    /// Pages fetched twice in a snapshot, known ones and new ones, keep their
+    /// latest fetch: the state and updates are those of a snapshot that held
+    /// only the latest fetches, in any order of arrival, and the duplicates
+    /// are counted.
+    #[test]
+    fn duplicate_fetches_keep_the_latest() {
+        let at = |url: &str, time: Micros, digest: u64| {
+            let Record::Page(mut p) = page(url, digest) else {
+                unreachable!()
+            };
+            p.fetch_time = time;
+            Record::Page(p)
+        };
+        let s0 = vec![at("http://a.com/", 1, 1), at("http://b.com/", 1, 1)];
+        let twice = vec![
+            at("http://a.com/", 20, 3),
+            at("http://c.com/", 30, 4),
+            at("http://b.com/", 10, 1),
+            at("http://a.com/", 10, 2),
+            at("http://c.com/", 5, 1),
+        ];
+        let latest = vec![
+            at("http://a.com/", 20, 3),
+            at("http://b.com/", 10, 1),
+            at("http://c.com/", 30, 4),
+        ];
+        let run = |s1: Vec<Record>| {
+            let mut l = Ledger::default();
+            l.advance(&meta(0, false), s0.clone()).unwrap();
+            let mut updates = l.advance(&meta(1, false), s1).unwrap();
+            updates.sort_by_key(|u| format!("{u:?}"));
+            let state: Vec<String> = l.state_records().map(|r| format!("{r:?}")).collect();
+            (updates, state, l.odd.duplicate_pages)
+        };
+        let (updates, state, duplicates) = run(twice.clone());
+        assert_eq!(duplicates, 2);
+        let mut reversed = twice;
+        reversed.reverse();
+        for ((u, st, d), want) in [(run(latest), 0), (run(reversed), 2)] {
+            assert_eq!(format!("{u:?}"), format!("{updates:?}"));
+            assert_eq!(st, state);
+            assert_eq!(d, want);
+        }
+        let mut l = Ledger::default();
+        l.advance(&meta(0, false), s0.clone()).unwrap();
+        l.advance(
+            &meta(1, false),
+            vec![at("http://a.com/", 10, 2), at("http://a.com/", 20, 3)],
+        )
+        .unwrap();
+        assert_eq!(
+            l.pages[&PageId::of("http://a.com/")].last_fetch_time(),
+            Some(20)
+        );
+    }
+
     /// The next batch starts with room for the last one's records (the
     /// restored sets' sizes after a restore), and grows by eighths past it.
     #[test]
