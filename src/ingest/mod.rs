@@ -611,8 +611,9 @@ mod tests {
         (out, odd)
     }
 
-    fn crawl(dir: &Path, how: &str) -> std::path::PathBuf {
-        let root = dir.join(how);
+    /// Snapshot 0 of a crawl at `root`, with `pages` as its pages table;
+    /// its directory, for the links table.
+    fn snapshot_zero(root: &Path, pages: &str) -> std::path::PathBuf {
         let snap = root.join("snapshots/0");
         std::fs::create_dir_all(&snap).unwrap();
         std::fs::write(
@@ -620,7 +621,13 @@ mod tests {
             r#"{"time": "2024-01-01T00:00:00Z"}"#,
         )
         .unwrap();
-        std::fs::write(snap.join("pages.tsv"), "url\nhttp://a.com/p0\n").unwrap();
+        std::fs::write(snap.join("pages.tsv"), pages).unwrap();
+        snap
+    }
+
+    fn crawl(dir: &Path, how: &str) -> std::path::PathBuf {
+        let root = dir.join(how);
+        let snap = snapshot_zero(&root, "url\nhttp://a.com/p0\n");
         if how == "tsv" {
             let mut text = "src\tdst\n".to_string();
             for (s, d) in links() {
@@ -691,14 +698,7 @@ mod tests {
             rows.push((src, dst));
         }
         let dir = tempfile::tempdir().unwrap();
-        let snap = dir.path().join("snapshots/0");
-        std::fs::create_dir_all(&snap).unwrap();
-        std::fs::write(
-            snap.join("snapshot.json"),
-            r#"{"time": "2024-01-01T00:00:00Z"}"#,
-        )
-        .unwrap();
-        std::fs::write(snap.join("pages.tsv"), "url\n").unwrap();
+        let snap = snapshot_zero(dir.path(), "url\n");
         write_links(&snap.join("links.parquet"), &rows, "plain");
         let (got, odd) = read(dir.path(), 0, 1);
 
