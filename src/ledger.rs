@@ -735,6 +735,7 @@ impl Ledger {
         // Their room goes back now, not when the fold ends (34 MB on bench
         // snapshot 9 with 1 worker, at the fold's peak).
         drop((new_fetches, known_fetches));
+        crate::memory::trace(|| format!("snapshot {t}: ledger fold: pages folded"));
 
         // Pages named by links become known.
         mentions.sort_unstable_by_key(|m| m.page);
@@ -778,7 +779,9 @@ impl Ledger {
             events.add(h, HostFact::NewHost, 1);
         }
 
+        crate::memory::trace(|| format!("snapshot {t}: ledger fold: known pages listed"));
         self.advance_links(meta, links, &fetched, &mut deltas, &mut events);
+        crate::memory::trace(|| format!("snapshot {t}: ledger fold: links compared"));
 
         // Fetched and known sets: count their deltas per host.
         let pages_map = &self.pages;
@@ -823,6 +826,7 @@ impl Ledger {
         self.events = ev;
         out.extend(finish(deltas));
         self.emit_discovery(t, true, out);
+        crate::memory::trace(|| format!("snapshot {t}: ledger fold: discovery facts out"));
         if let Some(book) = self.change.as_mut() {
             let hosts = &self.hosts;
             let names = |h| hosts[&h].name.clone();
@@ -1018,6 +1022,7 @@ impl Ledger {
         events: &mut Deltas,
     ) {
         let mut links = links.into_set(&mut self.odd.duplicate_links);
+        crate::memory::trace(|| format!("snapshot {}: ledger fold: link set sorted", meta.seq));
         if meta.partial {
             // Keep the outlinks of pages this snapshot did not cover.
             let mut covered: Vec<PageId> = links.sources().map(|o| o.src).collect();

@@ -63,13 +63,15 @@ pub fn tune_allocator() {
 
 /// The highest peak seen before any reset, so resets never hide the run's peak.
 static OVERALL: AtomicU64 = AtomicU64::new(0);
+/// The highest peak seen in this stage before a [`trace`] reset the kernel's.
+static STAGE: AtomicU64 = AtomicU64::new(0);
 
 /// The process's peak resident memory since it started or since the last
 /// [`start_stage`], in bytes.
 pub fn stage_peak() -> u64 {
     let now = read_hwm();
     OVERALL.fetch_max(now, Ordering::Relaxed);
-    now
+    STAGE.fetch_max(now, Ordering::Relaxed).max(now)
 }
 
 /// Starts a stage: later [`stage_peak`] readings cover it alone (where the
@@ -79,6 +81,11 @@ pub fn stage_peak() -> u64 {
 /// stage's: the run's own is [`overall_peak`].
 pub fn start_stage() {
     stage_peak();
+    STAGE.store(0, Ordering::Relaxed);
+    reset_hwm();
+}
+
+fn reset_hwm() {
     // "5" resets the peak RSS (Linux 4.0+); failure leaves the readings cumulative.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
@@ -214,7 +221,10 @@ fn tracing() -> bool {
 /// since the stage started and, when the binary's allocator is [`Counted`],
 /// the heap the program holds now and at most since the last trace: at a
 /// named point of a snapshot's work, where inside a stage its peak is, which
-/// the per-stage peaks cannot tell. The resident memory less the heap is what
+/// the per-stage peaks cannot tell. The resident peak since the last trace
+/// comes from resetting the kernel's after each trace, which the stage and
+/// overall peaks survive (with several workers the window is the process's,
+/// since any worker's last trace). The resident memory less the heap is what
 /// the allocator holds beyond the program's blocks (their rounding and the
 /// free space between them) and what is not heap (code, stacks).
 pub fn trace(what: impl FnOnce() -> String) {
@@ -231,12 +241,16 @@ pub fn trace(what: impl FnOnce() -> String) {
             }
             false => String::new(),
         };
+        let window = read_hwm();
+        let stage = stage_peak();
         eprintln!(
-            "webevo: memory: {}: resident {} MiB, stage peak {} MiB{heap}",
+            "webevo: memory: {}: resident {} MiB (peak since the last trace {} MiB), stage peak {} MiB{heap}",
             what(),
             resident() >> 20,
-            read_hwm() >> 20
+            window >> 20,
+            stage >> 20
         );
+        reset_hwm();
     }
 }
 
@@ -365,6 +379,9 @@ mod tests {
         drop(big);
         let before = stage_peak();
         assert!(before >= 256 << 20, "{before}");
+        // A trace's reset of the kernel's peak does not lower the stage's.
+        reset_hwm();
+        assert!(stage_peak() >= before);
         start_stage();
         let after = stage_peak();
         assert!(overall_peak() >= before);
