@@ -86,25 +86,31 @@ pub fn site_rounds<'s>(
             epochs.push(ctx.plan.finish_epoch());
             let mut cap = Some(cap);
             let mut next = 0;
-            let mut stash: BTreeMap<Seq, Vec<SiteIn>> = BTreeMap::new();
             let mut sites = Sites::default();
             move |(input, frontier), output| {
+                // Filed by site as they arrive, not kept as a list of messages
+                // to file when their snapshot closes: the list held 32 bytes
+                // a message beside the sites' 16.
                 input.for_each(|_, data| {
                     for (s, t) in data.drain(..) {
-                        stash.entry(t).or_default().push(s);
+                        sites.apply(s, t, &ctx);
                     }
                 });
                 while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
                     let t = epochs[next];
                     let c = cap.as_ref().expect("held until the last epoch");
-                    for s in stash.remove(&t).unwrap_or_default() {
-                        sites.apply(s, &ctx);
-                    }
                     if t == ctx.plan.finish_epoch() {
                         if let Err(e) = sites.persist(&ctx) {
                             ctx.log.borrow_mut().error(e);
                         }
                     } else if ctx.plan.writes(t) {
+                        crate::memory::trace(|| {
+                            format!(
+                                "worker {} snapshot {t}: discovery's site rounds start ({} sites)",
+                                ctx.index,
+                                sites.rounds.get(&t).map_or(0, |r| r.len())
+                            )
+                        });
                         let (out, rows) = sites.evaluate(t, &ctx);
                         crate::memory::trace(|| {
                             format!(
@@ -123,7 +129,7 @@ pub fn site_rounds<'s>(
                             .session(&c.delayed(&(t + 1)))
                             .give_iterator(out.into_iter().map(|(o, d)| (o, t + 1, -d)));
                     }
-                    sites.round.clear();
+                    sites.rounds.remove(&t);
                     next += 1;
                     match epochs.get(next) {
                         Some(n) => cap.as_mut().unwrap().downgrade(n),
@@ -146,15 +152,18 @@ struct RoundInputs {
 /// One worker's sites: the current snapshot's inputs and the histories.
 #[derive(Default)]
 struct Sites {
-    round: HashMap<HostId, RoundInputs>,
+    /// Per snapshot not yet evaluated, its sites' inputs.
+    rounds: BTreeMap<Seq, HashMap<HostId, RoundInputs>>,
     history: HashMap<HostId, SiteHistory>,
 }
 
 impl Sites {
-    fn apply(&mut self, s: SiteIn, ctx: &WorkerCtx) {
+    /// Files a closure input of snapshot `t` with its site, or restores a
+    /// history.
+    fn apply(&mut self, s: SiteIn, t: Seq, ctx: &WorkerCtx) {
         match s {
-            SiteIn::Start(h, x, y) => self.round.entry(h).or_default().starts.push((x, y)),
-            SiteIn::Edge(h, u, v) => self.round.entry(h).or_default().edges.push((u, v)),
+            SiteIn::Start(h, x, y) => self.inputs(t, h).starts.push((x, y)),
+            SiteIn::Edge(h, u, v) => self.inputs(t, h).edges.push((u, v)),
             SiteIn::Restored(h, bytes) => match bincode::deserialize(&bytes) {
                 Ok(history) => {
                     self.history.insert(h, history);
@@ -167,14 +176,20 @@ impl Sites {
         }
     }
 
+    fn inputs(&mut self, t: Seq, site: HostId) -> &mut RoundInputs {
+        self.rounds.entry(t).or_default().entry(site).or_default()
+    }
+
     /// Evaluates every site with start edges at `t` (in site order, so the
     /// output does not depend on hashing) and records the round in its history.
     /// Returns the sites' contributions to the aggregates and their rows.
     fn evaluate(&mut self, t: Seq, ctx: &WorkerCtx) -> (Contributions, Vec<(HostId, SiteOut)>) {
         let params = &ctx.plan.job.discovery;
         let mut rounds: Vec<(HostId, RoundInputs)> = self
-            .round
-            .drain()
+            .rounds
+            .remove(&t)
+            .unwrap_or_default()
+            .into_iter()
             .filter(|(_, r)| !r.starts.is_empty())
             .collect();
         rounds.sort_unstable_by_key(|(h, _)| *h);
