@@ -71,30 +71,20 @@ fn build_discovery<'s>(
         LedgerOut::OffSiteStart(k) => Some((k.host, k.key)),
         _ => None,
     });
-    // Split the per-site results once by kind. The cover steps and cluster
-    // members are whole rows of one snapshot, written as they are.
+    // Split the per-site results once by kind. The site rounds write the
+    // cover steps and cluster members themselves, as they make them.
     let rounds = site_rounds::site_rounds(site_msgs, ctx);
-    let [steps, stats, curves, gains, jaccard, members, policies] = split_updates(
+    let [stats, curves, gains, jaccard, policies] = split_updates(
         rounds.inner,
         "SplitSiteOut",
         |o: &(HostId, SiteOut)| match o.1 {
-            SiteOut::Step(_) => 0,
-            SiteOut::Stats(_) => 1,
-            SiteOut::Curve { .. } => 2,
-            SiteOut::Gain(_) => 3,
-            SiteOut::JaccardBin(_) => 4,
-            SiteOut::Member(_) => 5,
-            SiteOut::Policy { .. } => 6,
+            SiteOut::Stats(_) => 0,
+            SiteOut::Curve { .. } => 1,
+            SiteOut::Gain(_) => 2,
+            SiteOut::JaccardBin(_) => 3,
+            SiteOut::Policy { .. } => 4,
         },
     );
-    let steps = steps.flat_map(|((_, o), _, _)| match o {
-        SiteOut::Step(row) => Some(*row),
-        _ => None,
-    });
-    let members = members.flat_map(|((_, o), _, _)| match o {
-        SiteOut::Member(row) => Some(*row),
-        _ => None,
-    });
     let [stats, curves, gains, jaccard, policies] =
         [stats, curves, gains, jaccard, policies].map(|s| s.as_collection());
     let summaries = discovery::cover_summaries(
@@ -110,12 +100,10 @@ fn build_discovery<'s>(
     });
     let params = &ctx.plan.job.discovery;
     vec![
-        sink::write_snapshot_rows(steps, ctx),
         sink::write_table(summaries, ctx),
         sink::write_table(discovery::cover_curve(curves), ctx),
         sink::write_table(discovery::global_cover(gains.concat(stats), params), ctx),
         sink::write_table(discovery::jaccard_histogram(jaccard), ctx),
-        sink::write_snapshot_rows(members, ctx),
         sink::write_table(discovery::policy_eval(policies), ctx),
         sink::write_table_from(discovery::new_sites(totals), ctx, 1),
         sink::write_table(discovery::site_cover(off_site, counts), ctx),

@@ -36,11 +36,6 @@ pub enum SiteOut {
         covered: u64,
         coverable: u64,
     },
-    /// A row of `cover_trajectory`. Boxed, like the next: the other variants
-    /// are a few numbers.
-    Step(Box<CoverTrajectoryRow>),
-    /// A row of `clusters`.
-    Member(Box<ClusterRow>),
 }
 
 /// Per site: the closure's statistics.
