@@ -69,7 +69,12 @@ static STAGE: AtomicU64 = AtomicU64::new(0);
 /// The process's peak resident memory since it started or since the last
 /// [`start_stage`], in bytes.
 pub fn stage_peak() -> u64 {
-    let now = read_hwm();
+    note_peak(read_hwm())
+}
+
+/// Records the kernel's peak reading `now` in the stage's and the overall
+/// peaks, and returns the stage's.
+fn note_peak(now: u64) -> u64 {
     OVERALL.fetch_max(now, Ordering::Relaxed);
     STAGE.fetch_max(now, Ordering::Relaxed).max(now)
 }
@@ -242,7 +247,7 @@ pub fn trace(what: impl FnOnce() -> String) {
             false => String::new(),
         };
         let window = read_hwm();
-        let stage = stage_peak();
+        let stage = note_peak(window);
         eprintln!(
             "webevo: memory: {}: resident {} MiB (peak since the last trace {} MiB), stage peak {} MiB{heap}",
             what(),

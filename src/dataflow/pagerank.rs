@@ -306,6 +306,7 @@ impl Part {
                 edges += 1;
             }
         }
+        crate::memory::trace(|| format!("snapshot {t}: PageRank part: slots"));
         // Within each host, the pages its other pages link to most come first
         // (ties by page): the sweep visits a host's pages in this order
         // (Gauss-Seidel), so the hubs' new ranks reach the pages after them
@@ -313,7 +314,6 @@ impl Part {
         // so the loop over each page's in-links ends where the branch predictor
         // expects. On bench snapshot 9 this took a warm solve from 23 steps to
         // 22 and each step from 55 to 38 ms (BENCHMARKS.md, session 21).
-        crate::memory::trace(|| format!("snapshot {t}: PageRank part: slots"));
         //
         // The nodes take that order where they lie, each with its count in
         // place of nothing (the same 24 bytes), rather than beside a list of

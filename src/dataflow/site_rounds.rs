@@ -13,7 +13,8 @@
 //! the site: the rest is read as a multiset, so equal contributions of the
 //! worker's sites are added up before they are sent. Its cover steps and cluster
 //! members are rows of per-snapshot tables, named here (the ledger of the
-//! site's worker knows its host's name) and emitted once.
+//! site's worker knows its host's name) and written to their part files here,
+//! as they are made.
 //!
 //! The histories are state: written to `_state/sites-<worker>.bin` after the last
 //! snapshot and handed back by the ledger at the restore epoch of the next run.
@@ -148,7 +149,8 @@ struct RoundInputs {
     edges: Vec<(PageId, PageId)>,
 }
 
-/// One worker's sites: the current snapshot's inputs and the histories.
+/// One worker's sites: the inputs of the snapshots not yet evaluated, and the
+/// histories.
 #[derive(Default)]
 struct Sites {
     /// Per snapshot not yet evaluated, its sites' inputs.
