@@ -18,8 +18,9 @@ use crate::ledger::{Batch, EchoScan, Ledger, LedgerOut, Updates};
 use crate::model::Seq;
 use crate::output::batch::RowContext;
 use crate::output::change::PageChangeRow;
-use crate::output::parquet::{part_path, write_rows};
+use crate::output::parquet::{part_path, PartWriter};
 use crate::output::rows::PageRow;
+use crate::page_state::PageState;
 use crate::state::{self, StateRecord, StateWriter};
 
 /// Routes `records` by host into each worker's [`Ledger`] and returns the ledger's
@@ -203,33 +204,57 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     for rec in ledger.state_records() {
         w.write(&rec)?;
     }
-    w.finish()?;
+    // The state syncs while the `pages` table is made and written.
+    let syncing = w.finish_syncing()?;
     if ctx.index == 0 {
         ctx.placement.save(&plan.staged_state_dir())?;
     }
-    crate::failpoint::hit("state-written");
 
-    // Rows in the ledger's order (its memory order), then sorted by URL.
-    let time = |seq| plan.meta(seq).time;
-    let rows: Vec<PageRow> = ledger
-        .pages()
-        .map(|(state, url, host)| PageRow {
-            state,
-            url,
-            host,
-            first_seen: time(state.first_seen()),
-            last_seen: time(state.last_seen()),
-        })
-        .collect();
-    let order = crate::str_sort::order_by_bytes(rows.len(), |i| rows[i].url.as_bytes());
+    // The pages in the ledger's memory order, then ordered by URL.
+    let pages: Vec<(&PageState, &str, &str)> = ledger.pages().collect();
+    let order = crate::str_sort::order_by_bytes(pages.len(), |i| pages[i].1.as_bytes());
     let path = part_path(&plan.table_dir("pages", None), ctx.index);
-    let n = write_rows(
-        &path,
-        order.iter().map(|&i| &rows[i as usize]),
-        &RowContext { snapshot: None },
-        &plan.job.write,
-    )?;
+    let mut part = PartWriter::<PageRow<'_>>::create(&path, &plan.job.write)?;
+    let row_ctx = RowContext { snapshot: None };
+    let time = |seq| plan.meta(seq).time;
+    // A block of rows at a time, its states and URLs first copied out in a
+    // loop of their own: in URL order they lie scattered over the ledger's
+    // memory, and read one by one between the Arrow appends of each row the
+    // worker waited on each cache miss in turn (most of the finish's time).
+    const BLOCK: usize = 4096;
+    let mut states: Vec<PageState> = Vec::with_capacity(BLOCK);
+    let mut hosts: Vec<&str> = Vec::with_capacity(BLOCK);
+    let mut urls = String::new();
+    let mut url_ends: Vec<usize> = Vec::with_capacity(BLOCK);
+    for block in order.chunks(BLOCK) {
+        states.clear();
+        hosts.clear();
+        urls.clear();
+        url_ends.clear();
+        for &i in block {
+            let (state, url, host) = pages[i as usize];
+            states.push(state.clone());
+            hosts.push(host);
+            urls.push_str(url);
+            url_ends.push(urls.len());
+        }
+        let mut start = 0;
+        for ((state, host), &end) in states.iter().zip(&hosts).zip(&url_ends) {
+            let row = PageRow {
+                state,
+                url: &urls[start..end],
+                host,
+                first_seen: time(state.first_seen()),
+                last_seen: time(state.last_seen()),
+            };
+            part.push_row(&row, &row_ctx)?;
+            start = end;
+        }
+    }
+    let n = part.finish()?;
     *ctx.log.borrow_mut().rows.entry("pages".into()).or_default() += n;
+    syncing.wait()?;
+    crate::failpoint::hit("state-written");
     Ok(())
 }
 

@@ -90,6 +90,13 @@ impl<R: TableRow> PartWriter<R> {
     }
 
     pub fn push(&mut self, row: &R, ctx: &RowContext) -> Result<(), OutputError> {
+        self.push_row(row, ctx)
+    }
+
+    /// Like [`PartWriter::push`], for a row of the same table whose borrows
+    /// end before the writer's (a row made from buffers reused for the next
+    /// rows). A row of another table panics, as in [`RowWriter::push`].
+    pub fn push_row<Q: TableRow>(&mut self, row: &Q, ctx: &RowContext) -> Result<(), OutputError> {
         self.batch.push(row, ctx);
         if self.batch.rows() == Self::BATCH {
             self.flush_batch()?;
