@@ -251,8 +251,10 @@ impl StateWriter {
     }
 
     /// Flushes and syncs the file: state must be on disk before the commit.
-    pub fn finish(self) -> Result<(), OutputError> {
-        self.finish_syncing()?.wait()
+    pub fn finish(mut self) -> Result<(), OutputError> {
+        self.flush_block()?;
+        let path = &self.path;
+        self.file.sync_all().map_err(|e| OutputError::io(path, e))
     }
 
     /// Flushes the file and starts syncing it on a thread of its own, so that
