@@ -776,6 +776,10 @@ struct Solver {
     rows_next: Option<(Seq, usize)>,
 }
 
+/// Rows whose URLs and host names are looked up together (see
+/// [`Solver::take_rows`]).
+const NAME_BLOCK: usize = 1024;
+
 impl Solver {
     /// Whether the finished snapshot has rows still to hand on.
     fn has_rows(&self) -> bool {
@@ -794,17 +798,28 @@ impl Solver {
         let x = &self.x[0];
         if let Some((t, from)) = self.rows_next {
             let to = p.pages.len().min(from.saturating_add(max));
-            for (i, &rank) in x.iter().enumerate().take(to).skip(from) {
-                if self.weights {
-                    out.push(Out::Weight((p.pages[i], rank, t)));
+            // Each block's URLs and host names are looked up first, in a loop
+            // of their own, so that their cache misses (the ledger's maps,
+            // then the scattered bytes) overlap rather than being waited on
+            // one row at a time between the rows' allocations.
+            let mut names: Vec<(&str, &str)> = Vec::with_capacity((to - from).min(NAME_BLOCK));
+            for start in (from..to).step_by(NAME_BLOCK) {
+                let end = to.min(start + NAME_BLOCK);
+                names.clear();
+                names.extend((start..end).map(|i| (p.url(ledger, i), p.host_name(ledger, i))));
+                for (i, (url, host)) in (start..end).zip(&names) {
+                    let rank = x[i];
+                    if self.weights {
+                        out.push(Out::Weight((p.pages[i], rank, t)));
+                    }
+                    out.push(Out::Row(PageRankRow {
+                        url: url.to_string(),
+                        host: host.to_string(),
+                        rank,
+                        in_links: i64::from(p.in_links[i]),
+                        out_links: i64::from(p.out_degree(i)),
+                    }));
                 }
-                out.push(Out::Row(PageRankRow {
-                    url: p.url(ledger, i).to_string(),
-                    host: p.host_name(ledger, i).to_string(),
-                    rank,
-                    in_links: i64::from(p.in_links[i]),
-                    out_links: i64::from(p.out_degree(i)),
-                }));
             }
             self.rows_next = (to < p.pages.len()).then_some((t, to));
         }
