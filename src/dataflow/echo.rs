@@ -36,6 +36,7 @@ use timely::dataflow::Stream;
 
 use crate::algo::echo::{fit_click_bins, new_link_rate, schedule, Source};
 use crate::dataflow::echo_cover::{self, CoverSet};
+use crate::dataflow::sink::SnapshotPart;
 use crate::dataflow::split::split_by_kind;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
@@ -153,7 +154,6 @@ struct Revealed {
 pub struct EchoStreams<'s> {
     pub sources: Stream<'s, Seq, Vec<ContentSourceRow>>,
     pub estimates: Stream<'s, Seq, Vec<SourceEstimateRow>>,
-    pub schedule: Stream<'s, Seq, Vec<EchoScheduleRow>>,
     pub plan: Stream<'s, Seq, Vec<EchoPlanRow>>,
     pub cover: Stream<'s, Seq, Vec<SourceCoverRow>>,
 }
@@ -198,11 +198,10 @@ pub fn echo<'s>(
         SourceOut::Row(r) => Some(r),
         _ => None,
     });
-    let (schedule, plan) = schedule_stage(params, ctx);
+    let plan = schedule_stage(params, ctx);
     EchoStreams {
         sources,
         estimates,
-        schedule,
         plan,
         cover,
     }
@@ -776,28 +775,25 @@ fn persist_sources(
     )
 }
 
-/// Stage 3; see the module docs.
-#[allow(clippy::type_complexity)]
+/// Stage 3; see the module docs. Its `echo_schedule` rows are written where
+/// they are made (see [`Scheduler`]); the plan's rows go on.
 fn schedule_stage<'s>(
     params: Stream<'s, Seq, Vec<SourceOut>>,
     ctx: &WorkerCtx,
-) -> (
-    Stream<'s, Seq, Vec<EchoScheduleRow>>,
-    Stream<'s, Seq, Vec<EchoPlanRow>>,
-) {
-    let solved = epoch_operator(params, |_, _| 0, "EchoSchedule", ctx, Scheduler);
-    let [rows, plans] = split_by_kind(solved, "SplitEchoSchedule", |r: &Result<_, _>| {
-        usize::from(r.is_err())
-    });
-    (rows.flat_map(|r| r.ok()), plans.flat_map(|r| r.err()))
+) -> Stream<'s, Seq, Vec<EchoPlanRow>> {
+    epoch_operator(params, |_, _| 0, "EchoSchedule", ctx, Scheduler)
 }
 
-/// Worker 0's schedule solve: its rows, and per crawl rate the plan's row.
+/// Worker 0's schedule solve: per crawl rate the plan's row, and the
+/// schedule's rows of every source, which it writes into the snapshot's part
+/// file as it makes them, in their final order (by rate, then URL). Sent on
+/// to a sink instead, a snapshot's were all held at once, and sorted there:
+/// 690K rows on bench snapshot 9, the window where a whole run peaked.
 struct Scheduler;
 
 impl EpochStage for Scheduler {
     type In = SourceOut;
-    type Out = Result<EchoScheduleRow, EchoPlanRow>;
+    type Out = EchoPlanRow;
 
     fn advance(
         &mut self,
@@ -826,18 +822,24 @@ impl EpochStage for Scheduler {
         }
         list.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let params: Vec<Source> = list.iter().map(|s| s.1).collect();
-        for &rate in &ctx.plan.job.echo.crawl_rates_per_s {
+        // The rates in the order of the rows' sort (a positive rate's bits
+        // order as it does); a rate listed twice is one schedule.
+        let mut rates = ctx.plan.job.echo.crawl_rates_per_s.clone();
+        rates.sort_unstable_by_key(|r| r.to_bits());
+        rates.dedup_by_key(|r| r.to_bits());
+        let mut rows = SnapshotPart::<EchoScheduleRow>::new(ctx, t);
+        for rate in rates {
             let s = schedule(&params, rate);
             let crawled = s.intervals.iter().filter(|i| i.is_some()).count();
             for ((url, src), interval) in list.iter().zip(&s.intervals) {
-                out.push(Ok(EchoScheduleRow {
+                rows.push(&EchoScheduleRow {
                     rate: rate.to_bits(),
                     url: url.clone(),
                     interval: interval.map(f64::to_bits),
                     profit: interval.map_or(0.0, |i| src.profit_per_s(i)).to_bits(),
-                }));
+                });
             }
-            out.push(Err(EchoPlanRow {
+            out.push(EchoPlanRow {
                 rate: rate.to_bits(),
                 omega: s.omega.to_bits(),
                 crawled: crawled as i64,
@@ -845,7 +847,8 @@ impl EpochStage for Scheduler {
                 source_fetches: s.source_fetches.to_bits(),
                 new_page_fetches: s.new_page_fetches.to_bits(),
                 profit: s.profit_per_s.to_bits(),
-            }));
+            });
         }
+        rows.finish();
     }
 }

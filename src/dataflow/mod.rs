@@ -247,7 +247,6 @@ pub fn build<'s>(
         let e = echo::echo(echo_msgs, ctx);
         done.push(sink::write_snapshot_rows(e.sources, ctx));
         done.push(sink::write_snapshot_rows(e.estimates, ctx));
-        done.push(sink::write_snapshot_rows(e.schedule, ctx));
         done.push(sink::write_snapshot_rows(e.plan, ctx));
         done.push(sink::write_snapshot_rows(e.cover, ctx));
     }

@@ -102,9 +102,9 @@ where
                 while let Some(t) = clock.next_closed(|t| !frontier.less_equal(t)) {
                     // Anything before `t` belongs to an epoch not written (a
                     // restore). The rows are sorted where they gathered, not
-                    // copied out with a count each: ECHO's 690K schedule rows
-                    // on bench snapshot 9 were 33 MB, and their copy 64 MB of
-                    // room more while both lived.
+                    // copied out with a count each: a copy of 690K rows (ECHO's
+                    // schedule on bench snapshot 9, before it wrote its own)
+                    // took 64 MB of room more while both lived.
                     let keep = pending.split_off(&(t + 1));
                     let mut rows = std::mem::replace(&mut pending, keep)
                         .remove(&t)
