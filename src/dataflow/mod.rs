@@ -42,6 +42,34 @@ use plan::{RunPlan, WorkerLog};
 /// that the writer takes each batch before the next is made.
 const ROWS_PER_ACTIVATION: usize = 1 << 16;
 
+/// Items whose scattered lookups are made together (see [`in_lookup_blocks`]).
+const LOOKUP_BLOCK: usize = 1024;
+
+/// Calls `each(item, lookup(&item))` for every item in order, making a
+/// block's lookups first, in a loop of their own. The lookups a row needs
+/// from the ledger (a page's URL, its host's name) are cache misses, the
+/// page map and then the scattered bytes: a loop doing nothing else overlaps
+/// them, where one row's lookup among the rest of its making waited on each
+/// in turn (the `pagerank` and `rankmass_order` rows).
+fn in_lookup_blocks<I, V>(
+    items: impl IntoIterator<Item = I>,
+    mut lookup: impl FnMut(&I) -> V,
+    mut each: impl FnMut(I, V),
+) {
+    let mut items = items.into_iter();
+    let mut block: Vec<(I, V)> = Vec::new();
+    loop {
+        block.extend(items.by_ref().take(LOOKUP_BLOCK).map(|i| {
+            let v = lookup(&i);
+            (i, v)
+        }));
+        if block.is_empty() {
+            return;
+        }
+        block.drain(..).for_each(|(i, v)| each(i, v));
+    }
+}
+
 /// Per-worker context the operators share.
 #[derive(Clone)]
 pub struct WorkerCtx {
@@ -252,4 +280,25 @@ pub fn build<'s>(
     }
     let (probe, _) = scope.concatenate(done).probe();
     probe
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every item meets its own lookup, in order, across the blocks' edges
+    /// and for an empty input.
+    #[test]
+    fn lookup_blocks_pair_each_item_with_its_lookup_in_order() {
+        for n in [
+            0,
+            1,
+            super::LOOKUP_BLOCK - 1,
+            super::LOOKUP_BLOCK,
+            2 * super::LOOKUP_BLOCK + 7,
+        ] {
+            let mut got = Vec::new();
+            super::in_lookup_blocks(0..n, |&i| i * 3 + 1, |i, v| got.push((i, v)));
+            let want: Vec<(usize, usize)> = (0..n).map(|i| (i, i * 3 + 1)).collect();
+            assert_eq!(got, want, "{n} items");
+        }
+    }
 }

@@ -41,7 +41,7 @@ use crate::algo::url_order::LocalOrder;
 use crate::dataflow::rankmass::{GraphPart, NodesPart, OrderRows, Orders, Placed};
 use crate::dataflow::sink::SnapshotPart;
 use crate::dataflow::split::split_by_kind;
-use crate::dataflow::{WorkerCtx, ROWS_PER_ACTIVATION};
+use crate::dataflow::{in_lookup_blocks, WorkerCtx, ROWS_PER_ACTIVATION};
 use crate::error::OutputError;
 use crate::ingest::TrustWeights;
 use crate::job::Analysis;
@@ -776,10 +776,6 @@ struct Solver {
     rows_next: Option<(Seq, usize)>,
 }
 
-/// Rows whose URLs and host names are looked up together (see
-/// [`Solver::take_rows`]).
-const NAME_BLOCK: usize = 1024;
-
 impl Solver {
     /// Whether the finished snapshot has rows still to hand on.
     fn has_rows(&self) -> bool {
@@ -798,16 +794,10 @@ impl Solver {
         let x = &self.x[0];
         if let Some((t, from)) = self.rows_next {
             let to = p.pages.len().min(from.saturating_add(max));
-            // Each block's URLs and host names are looked up first, in a loop
-            // of their own, so that their cache misses (the ledger's maps,
-            // then the scattered bytes) overlap rather than being waited on
-            // one row at a time between the rows' allocations.
-            let mut names: Vec<(&str, &str)> = Vec::with_capacity((to - from).min(NAME_BLOCK));
-            for start in (from..to).step_by(NAME_BLOCK) {
-                let end = to.min(start + NAME_BLOCK);
-                names.clear();
-                names.extend((start..end).map(|i| (p.url(ledger, i), p.host_name(ledger, i))));
-                for (i, (url, host)) in (start..end).zip(&names) {
+            in_lookup_blocks(
+                from..to,
+                |&i| (p.url(ledger, i), p.host_name(ledger, i)),
+                |i, (url, host)| {
                     let rank = x[i];
                     if self.weights {
                         out.push(Out::Weight((p.pages[i], rank, t)));
@@ -819,8 +809,8 @@ impl Solver {
                         in_links: i64::from(p.in_links[i]),
                         out_links: i64::from(p.out_degree(i)),
                     }));
-                }
-            }
+                },
+            );
             self.rows_next = (to < p.pages.len()).then_some((t, to));
         }
         if !self.has_rows() {

@@ -39,6 +39,7 @@ use crate::algo::rankmass::{
     curve, downloads_to_actual, downloads_to_guarantee, level_units, single_page, start_mass,
     target_units, Download,
 };
+use crate::dataflow::in_lookup_blocks;
 use crate::dataflow::pagerank::{broadcast, Msg, Out, Part, Sums};
 use crate::dataflow::sink::SnapshotPart;
 use crate::job::RankmassParams;
@@ -214,9 +215,6 @@ pub struct Orders {
     acc: Vec<u64>,
 }
 
-/// Rows whose URLs are looked up together (see [`OrderRows::write`]).
-const URL_BLOCK: usize = 1024;
-
 /// Where a worker writes its `rankmass_order` rows as the ranks of its
 /// downloads arrive: the snapshot's part file, and the ledger for the URLs.
 pub struct OrderRows<'a> {
@@ -225,27 +223,23 @@ pub struct OrderRows<'a> {
 }
 
 impl OrderRows<'_> {
-    /// The rows of this worker's downloads in an ordering, in rank order.
-    ///
-    /// A block of downloads' URLs is looked up first, in a loop of its own:
-    /// the lookups are cache misses (the ledger's page map, then the URL's
-    /// bytes), which a loop doing nothing else overlaps, and which one row's
-    /// lookup among the rest of its making waited on in turn.
+    /// The rows of this worker's downloads in an ordering, in rank order,
+    /// their URLs looked up a block at a time.
     fn write(&mut self, part: &Part, key: OrderingKey, placed: &[Placed]) {
-        let mut urls: Vec<&str> = Vec::with_capacity(placed.len().min(URL_BLOCK));
-        for block in placed.chunks(URL_BLOCK) {
-            urls.clear();
-            urls.extend(block.iter().map(|p| part.url(self.ledger, p.node as usize)));
-            for (p, url) in block.iter().zip(&urls) {
-                self.file.push(&RankmassOrderRow {
+        let (ledger, file) = (self.ledger, &mut *self.file);
+        in_lookup_blocks(
+            placed,
+            |p| part.url(ledger, p.node as usize),
+            |p, url| {
+                file.push(&RankmassOrderRow {
                     key,
                     rank: p.rank as i64,
                     url: url.to_string(),
                     round: i64::from(p.round),
                     bound: p.bound,
-                });
-            }
-        }
+                })
+            },
+        );
     }
 }
 
