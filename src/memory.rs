@@ -216,10 +216,20 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
+/// When the first trace was asked for (or the heap first counted): the
+/// traces' clock, so that they also tell where a snapshot's time goes.
+fn started() -> std::time::Instant {
+    static AT: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *AT.get_or_init(std::time::Instant::now)
+}
+
 /// Whether `WEBEVO_MEMORY_TRACE` is set: then [`trace`] prints.
 fn tracing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("WEBEVO_MEMORY_TRACE").is_some())
+    *ON.get_or_init(|| {
+        started();
+        std::env::var_os("WEBEVO_MEMORY_TRACE").is_some()
+    })
 }
 
 /// With `WEBEVO_MEMORY_TRACE` set, prints the resident memory now, the peak
@@ -249,7 +259,8 @@ pub fn trace(what: impl FnOnce() -> String) {
         let window = read_hwm();
         let stage = note_peak(window);
         eprintln!(
-            "webevo: memory: {}: resident {} MiB (peak since the last trace {} MiB), stage peak {} MiB{heap}",
+            "webevo: memory: {:.2} s: {}: resident {} MiB (peak since the last trace {} MiB), stage peak {} MiB{heap}",
+            started().elapsed().as_secs_f64(),
             what(),
             resident() >> 20,
             window >> 20,
