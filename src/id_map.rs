@@ -115,6 +115,12 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
         i
     }
 
+    /// The entry at `position` (in insertion order).
+    pub fn at(&self, position: usize) -> (&K, &V) {
+        let (k, v) = &self.entries[position];
+        (k, v)
+    }
+
     /// The entries in insertion order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&K, &V)> {
         self.entries.iter().map(|(k, v)| (k, v))

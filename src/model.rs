@@ -88,6 +88,22 @@ pub enum HostFact {
     NewHost,
 }
 
+impl HostFact {
+    pub const COUNT: usize = 9;
+    /// Every fact, in the order of their numbers (`fact as usize`).
+    pub const ALL: [HostFact; HostFact::COUNT] = [
+        HostFact::Fetched,
+        HostFact::Known,
+        HostFact::Link,
+        HostFact::NewPage,
+        HostFact::GonePage,
+        HostFact::ChangedPage,
+        HostFact::NewLink,
+        HostFact::RemovedLink,
+        HostFact::NewHost,
+    ];
+}
+
 /// One snapshot of the input, as the run plans it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SnapshotMeta {
@@ -98,6 +114,30 @@ pub struct SnapshotMeta {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn host_facts_are_listed_in_the_order_of_their_numbers() {
+        use super::HostFact;
+        for (i, f) in HostFact::ALL.into_iter().enumerate() {
+            assert_eq!(f as usize, i);
+        }
+        // A new fact stops this match compiling: add it to `ALL` too.
+        let numbered = |f: HostFact| match f {
+            HostFact::Fetched
+            | HostFact::Known
+            | HostFact::Link
+            | HostFact::NewPage
+            | HostFact::GonePage
+            | HostFact::ChangedPage
+            | HostFact::NewLink
+            | HostFact::RemovedLink
+            | HostFact::NewHost => f as usize,
+        };
+        assert!(HostFact::ALL
+            .into_iter()
+            .map(numbered)
+            .eq(0..HostFact::COUNT));
+    }
+
     use super::*;
 
     #[test]

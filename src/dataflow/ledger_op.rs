@@ -200,19 +200,23 @@ fn restore(
 /// Writes the ledger's state and its `pages` part into the staging area.
 fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     let plan = &ctx.plan;
+    // By URL: the `pages` table's order, and the state's, so that the next
+    // run's ledger holds its pages in it (see `Ledger::url_order`).
+    let order = ledger.url_order();
+    crate::memory::trace(|| format!("worker {}: finish: pages in URL order", ctx.index));
     let mut w = StateWriter::create(&state::part_path(&plan.staged_state_dir(), ctx.index))?;
-    for rec in ledger.state_records() {
+    for rec in ledger.state_records(&order) {
         w.write(&rec)?;
     }
     // The state syncs while the `pages` table is made and written.
     let syncing = w.finish_syncing()?;
+    crate::memory::trace(|| format!("worker {}: finish: state written", ctx.index));
     if ctx.index == 0 {
         ctx.placement.save(&plan.staged_state_dir())?;
     }
 
-    // The pages in the ledger's memory order, then ordered by URL.
+    // The pages in the ledger's memory order, to be taken in URL order.
     let pages: Vec<(&PageState, &str, &str)> = ledger.pages().collect();
-    let order = crate::str_sort::order_by_bytes(pages.len(), |i| pages[i].1.as_bytes());
     let path = part_path(&plan.table_dir("pages", None), ctx.index);
     let mut part = PartWriter::<PageRow<'_>>::create(&path, &plan.job.write)?;
     let row_ctx = RowContext { snapshot: None };
@@ -253,6 +257,7 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     }
     let n = part.finish()?;
     *ctx.log.borrow_mut().rows.entry("pages".into()).or_default() += n;
+    crate::memory::trace(|| format!("worker {}: finish: pages table written", ctx.index));
     syncing.wait()?;
     crate::failpoint::hit("state-written");
     Ok(())
