@@ -731,6 +731,9 @@ impl Ledger {
         let after = new_fetches.len() + known_fetches.len();
         self.odd.duplicate_pages += (before - after) as u64;
         let mut fetched = Vec::with_capacity(after);
+        // The host of each fetched page that no snapshot knew before: only
+        // those pages are new now, and only their hosts can be.
+        let mut new_page_hosts: Vec<HostId> = Vec::with_capacity(new_fetches.len());
         // In the order of pages, as one list sorted together would be.
         let mut new_fetches = new_fetches.into_iter().peekable();
         let mut known_fetches = known_fetches.into_iter().peekable();
@@ -743,6 +746,7 @@ impl Ledger {
             let (obs, st) = if new_next {
                 let obs = new_fetches.next().expect("peeked");
                 self.note_host(obs.host, obs.url.host(), t, out);
+                new_page_hosts.push(obs.host);
                 let st = page_entry(
                     &mut self.pages,
                     &mut self.urls,
@@ -799,17 +803,17 @@ impl Ledger {
         // mention, most of them of pages fetched too.
         known.shrink_to_fit();
 
-        // New pages and new hosts.
+        // New pages and new hosts, from the fetched pages unknown before
+        // (a known page's host was seen with it): not a lookup of every
+        // fetched page's state and host.
         let mut new_hosts = Vec::new();
-        for id in &fetched {
-            let st = &self.pages[id];
-            if st.first_seen() == t {
-                events.add(st.host, HostFact::NewPage, 1);
-            }
-            if self.hosts[&st.host].first_seen == t {
-                new_hosts.push(st.host);
+        for &host in &new_page_hosts {
+            events.add(host, HostFact::NewPage, 1);
+            if self.hosts[&host].first_seen == t {
+                new_hosts.push(host);
             }
         }
+        drop(new_page_hosts);
         new_hosts.sort_unstable();
         new_hosts.dedup();
         for h in new_hosts {
