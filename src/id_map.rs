@@ -69,6 +69,12 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
             .map(|&i| i as usize)
     }
 
+    /// The position of `key`'s entry (in insertion order; it never moves),
+    /// and its value.
+    pub fn find(&self, key: &K) -> Option<(usize, &V)> {
+        self.position(key).map(|i| (i, &self.entries[i].1))
+    }
+
     pub fn get(&self, key: &K) -> Option<&V> {
         self.position(key).map(|i| &self.entries[i].1)
     }
@@ -118,6 +124,12 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
     /// The entry at `position` (in insertion order).
     pub fn at(&self, position: usize) -> (&K, &V) {
         let (k, v) = &self.entries[position];
+        (k, v)
+    }
+
+    /// The entry at `position`, its value to change.
+    pub fn at_mut(&mut self, position: usize) -> (&K, &mut V) {
+        let (k, v) = &mut self.entries[position];
         (k, v)
     }
 

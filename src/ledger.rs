@@ -150,8 +150,9 @@ pub struct Batch {
     pub known_fetches: Vec<KnownFetch>,
     /// Pages named by links that the ledger did not know on arrival.
     pub mentions: Vec<Mention>,
-    /// Pages named by links that it knew.
-    pub seen: Vec<PageId>,
+    /// Pages named by links that it knew, as their positions in its page
+    /// map (so the fold finds them without a second hash probe).
+    pub seen: Vec<u32>,
     pub links: LinkGather,
     pub restore: Vec<StateRecord>,
     pub clicks: Vec<ClickObs>,
@@ -169,16 +170,27 @@ pub struct KnownFetch {
     page: PageId,
     fetch_time: Micros,
     digest: u64,
-    status: Option<i32>,
+    /// The HTTP status, or [`KnownFetch::NO_STATUS`]: below every status,
+    /// as `None` is below every `Some`, so the fetches sort the same.
+    status: i32,
+    /// Where the page's state is in the ledger's page map, so the fold
+    /// finds it without a second hash probe (in the room an `Option`'s tag
+    /// took).
+    position: u32,
 }
 
+const _: () = assert!(std::mem::size_of::<KnownFetch>() == 32);
+
 impl KnownFetch {
-    fn of(obs: &PageObs) -> KnownFetch {
+    const NO_STATUS: i32 = i32::MIN;
+
+    fn of(obs: &PageObs, position: usize) -> KnownFetch {
         KnownFetch {
             page: obs.page,
             fetch_time: obs.fetch_time,
             digest: obs.digest,
-            status: obs.status,
+            status: obs.status.unwrap_or(Self::NO_STATUS),
+            position: u32::try_from(position).expect("an IdMap holds fewer than 2^32 entries"),
         }
     }
 
@@ -189,7 +201,7 @@ impl KnownFetch {
             page: self.page,
             url: UrlText::default(),
             fetch_time: self.fetch_time,
-            status: self.status,
+            status: (self.status != Self::NO_STATUS).then_some(self.status),
             digest: self.digest,
         }
     }
@@ -427,24 +439,23 @@ impl Ledger {
     /// link with its hosts interned, and a page this ledger knows without its
     /// URL, once it is checked against the one known.
     pub fn gather(&mut self, batch: &mut Batch, rec: Record) {
-        // Whether the page is known, noting a collision with its URL.
+        // Where the page is in the page map if known, noting a collision
+        // with its URL.
         let known = |page: &PageId, url: &UrlText, collision: &mut Option<String>| {
-            let Some(st) = self.pages.get(page) else {
-                return false;
-            };
+            let (i, st) = self.pages.find(page)?;
             if self.urls.bytes(&st.url) != url.url.as_bytes() && collision.is_none() {
                 *collision = Some(collision_message(self.urls.get(&st.url), &url.url));
             }
-            true
+            Some(i)
         };
         match rec {
             Record::Page(p) => match known(&p.page, &p.url, &mut batch.collision) {
-                true => push_by_eighths(&mut batch.known_fetches, KnownFetch::of(&p)),
-                false => push_by_eighths(&mut batch.new_fetches, *p),
+                Some(i) => push_by_eighths(&mut batch.known_fetches, KnownFetch::of(&p, i)),
+                None => push_by_eighths(&mut batch.new_fetches, *p),
             },
             Record::Mention(m) => match known(&m.page, &m.url, &mut batch.collision) {
-                true => push_by_eighths(&mut batch.seen, m.page),
-                false => push_by_eighths(&mut batch.mentions, *m),
+                Some(i) => push_by_eighths(&mut batch.seen, i as u32),
+                None => push_by_eighths(&mut batch.mentions, *m),
             },
             Record::Link(l) => batch.links.push(self.link_hosts.link(LinkKey::from(l))),
             Record::Restore(s) => batch.restore.push(*s),
@@ -758,10 +769,8 @@ impl Ledger {
                 (obs, st)
             } else {
                 let f = known_fetches.next().expect("peeked");
-                let st = self
-                    .pages
-                    .get_mut(&f.page)
-                    .expect("pages are never forgotten");
+                let (&id, st) = self.pages.at_mut(f.position as usize);
+                debug_assert_eq!(id, f.page, "a page's position never changes");
                 (f.obs(st.host), st)
             };
             let page = obs.page;
@@ -789,11 +798,8 @@ impl Ledger {
             st.seen(t);
             known.push(m.page);
         }
-        for page in seen {
-            let st = self
-                .pages
-                .get_mut(&page)
-                .expect("pages are never forgotten");
+        for position in seen {
+            let (&page, st) = self.pages.at_mut(position as usize);
             st.seen(t);
             known.push(page);
         }
