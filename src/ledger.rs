@@ -184,13 +184,13 @@ const _: () = assert!(std::mem::size_of::<KnownFetch>() == 32);
 impl KnownFetch {
     const NO_STATUS: i32 = i32::MIN;
 
-    fn of(obs: &PageObs, position: usize) -> KnownFetch {
+    fn of(obs: &PageObs, position: u32) -> KnownFetch {
         KnownFetch {
             page: obs.page,
             fetch_time: obs.fetch_time,
             digest: obs.digest,
             status: obs.status.unwrap_or(Self::NO_STATUS),
-            position: u32::try_from(position).expect("an IdMap holds fewer than 2^32 entries"),
+            position,
         }
     }
 
@@ -369,17 +369,18 @@ impl Extend<(LedgerOut, i64)> for Updates<'_> {
 #[derive(Default)]
 struct Deltas {
     map: FastMap<HostKey<HostFact>, i64>,
-    last: [Option<(HostId, i64)>; HostFact::COUNT],
+    last: [Option<(HostKey<HostFact>, i64)>; HostFact::COUNT],
 }
 
 impl Deltas {
     fn add(&mut self, host: HostId, fact: HostFact, delta: i64) {
+        let key = HostKey { host, key: fact };
         let last = &mut self.last[fact as usize];
         match last {
-            Some((h, d)) if *h == host => *d += delta,
+            Some((k, d)) if *k == key => *d += delta,
             _ => {
-                if let Some((h, d)) = last.replace((host, delta)) {
-                    *self.map.entry(HostKey { host: h, key: fact }).or_default() += d;
+                if let Some((k, d)) = last.replace((key, delta)) {
+                    *self.map.entry(k).or_default() += d;
                 }
             }
         }
@@ -387,10 +388,8 @@ impl Deltas {
 
     /// Every host's and fact's delta, zeros included.
     fn into_map(mut self) -> FastMap<HostKey<HostFact>, i64> {
-        for (fact, last) in HostFact::ALL.into_iter().zip(self.last) {
-            if let Some((host, d)) = last {
-                *self.map.entry(HostKey { host, key: fact }).or_default() += d;
-            }
+        for (k, d) in self.last.into_iter().flatten() {
+            *self.map.entry(k).or_default() += d;
         }
         self.map
     }
@@ -439,14 +438,14 @@ impl Ledger {
     /// link with its hosts interned, and a page this ledger knows without its
     /// URL, once it is checked against the one known.
     pub fn gather(&mut self, batch: &mut Batch, rec: Record) {
-        // Where the page is in the page map if known, noting a collision
-        // with its URL.
+        // Where the page is in the page map if known (under 2^32: the map
+        // holds fewer entries), noting a collision with its URL.
         let known = |page: &PageId, url: &UrlText, collision: &mut Option<String>| {
             let (i, st) = self.pages.find(page)?;
             if self.urls.bytes(&st.url) != url.url.as_bytes() && collision.is_none() {
                 *collision = Some(collision_message(self.urls.get(&st.url), &url.url));
             }
-            Some(i)
+            Some(i as u32)
         };
         match rec {
             Record::Page(p) => match known(&p.page, &p.url, &mut batch.collision) {
@@ -454,7 +453,7 @@ impl Ledger {
                 None => push_by_eighths(&mut batch.new_fetches, *p),
             },
             Record::Mention(m) => match known(&m.page, &m.url, &mut batch.collision) {
-                Some(i) => push_by_eighths(&mut batch.seen, i as u32),
+                Some(i) => push_by_eighths(&mut batch.seen, i),
                 None => push_by_eighths(&mut batch.mentions, *m),
             },
             Record::Link(l) => batch.links.push(self.link_hosts.link(LinkKey::from(l))),
