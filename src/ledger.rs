@@ -41,10 +41,14 @@ use crate::link_set::{self, Fresh, HostIndex, Link, LinkGather, LinkSet};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
 use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::output::echo::SourceKind;
-use crate::page_state::PageRecord;
+use crate::page_state::PageRunBuilder;
 pub use crate::page_state::PageState;
 use crate::state::{Outlinks, StateRecord};
 use crate::url_arena::UrlArena;
+
+/// Pages per [`StateRecord::Pages`] run at most: a run is decoded whole, and
+/// front coding restarts at each (a host's pages span several runs).
+const PAGE_RUN: usize = 4096;
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
@@ -474,19 +478,31 @@ impl Ledger {
     pub fn restore(&mut self, seq: Seq, records: Vec<StateRecord>) -> Vec<(LedgerOut, i64)> {
         Updates::collect(|out| {
             for rec in records {
-                self.restore_record(rec, out);
+                self.restore_record(rec, out)?;
             }
             self.restored(seq, out);
-            Ok::<(), std::convert::Infallible>(())
+            Ok::<(), String>(())
         })
-        .expect("a restore does not fail")
+        .expect("the records decode")
     }
 
     /// Takes one persisted record into the ledger (at the restore epoch, before
     /// [`Self::restored`]); what it hands downstream goes to `out`.
-    pub fn restore_record(&mut self, rec: StateRecord, out: &mut Updates<'_>) {
+    /// Fails on a record whose bytes do not decode.
+    pub fn restore_record(
+        &mut self,
+        rec: StateRecord,
+        out: &mut Updates<'_>,
+    ) -> Result<(), String> {
         match rec {
             StateRecord::Page(id, rec) => self.restoring.push((id, rec.place(&mut self.urls))),
+            StateRecord::Pages(run) => {
+                let (urls, restoring) = (&mut self.urls, &mut self.restoring);
+                run.decode(|id, url, (host_start, host_end), mut st| {
+                    st.url = urls.push(url, host_start, host_end);
+                    restoring.push((id, st));
+                })?;
+            }
             StateRecord::Host(id, st) => {
                 out.push((
                     LedgerOut::HostName(HostKey {
@@ -519,6 +535,7 @@ impl Ledger {
                 out.push((LedgerOut::Echo(EchoMsg::Restored(host, bytes)), 1))
             }
         }
+        Ok(())
     }
 
     /// Completes a restore of snapshot `seq` from the records taken so far,
@@ -1117,9 +1134,18 @@ impl Ledger {
             .hosts
             .iter()
             .map(|(h, s)| StateRecord::Host(*h, s.clone()));
-        let pages = order.iter().map(|&i| {
-            let (p, s) = self.pages.at(i as usize);
-            StateRecord::Page(*p, PageRecord::of(s, &self.urls))
+        // Runs of one host's pages, front-coded in URL order (`PageRun`).
+        let mut rest = order.iter().map(|&i| self.pages.at(i as usize)).peekable();
+        let pages = std::iter::from_fn(move || {
+            let &(_, first) = rest.peek()?;
+            let mut run = PageRunBuilder::new(first.host);
+            while run.len() < PAGE_RUN {
+                let Some((id, st)) = rest.next_if(|(_, st)| st.host == first.host) else {
+                    break;
+                };
+                run.push(*id, st, self.urls.get(&st.url));
+            }
+            Some(StateRecord::Pages(run.finish()))
         });
         let link_hosts = &self.link_hosts;
         let links = self.links.sources().map(move |o| {

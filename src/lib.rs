@@ -9,6 +9,7 @@ pub mod chain_store;
 pub mod change_book;
 pub mod cli;
 pub mod dataflow;
+pub mod direct_file;
 pub mod echo_eval;
 pub mod error;
 pub mod exchange;

@@ -9,6 +9,9 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+mod run;
+pub use run::{PageRun, PageRunBuilder};
+
 use crate::ingest::url::MAX_HOST_END;
 use crate::ingest::UrlText;
 use crate::model::{HostId, Micros, Seq};

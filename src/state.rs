@@ -15,15 +15,17 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::change_book::HistoryRecord;
+use crate::direct_file::DirectFile;
 use crate::error::OutputError;
 use crate::ledger::{HostState, LinkKey};
 use crate::model::{HostFact, HostId, HostKey, PageId};
-use crate::page_state::PageRecord;
+use crate::page_state::{PageRecord, PageRun};
 
 /// Bumped whenever the state's meaning or encoding changes.
-pub const STATE_VERSION: u32 = 4;
+pub const STATE_VERSION: u32 = 5;
 /// The oldest version this webevo still reads: version 3 stored a link per
-/// [`StateRecord::Link`] record, which version 4 still decodes.
+/// [`StateRecord::Link`] record, and versions 3 and 4 a page per
+/// [`StateRecord::Page`] record, which version 5 still decodes.
 const OLDEST_READABLE_VERSION: u32 = 3;
 const MAGIC: &[u8; 8] = b"WEVOSTAT";
 
@@ -48,6 +50,9 @@ pub enum StateRecord {
     /// One page's links of the last snapshot (new variants go last, so that
     /// older versions' records keep their encoding).
     Outlinks(Outlinks),
+    /// Pages of one host, a third of the bytes of a [`StateRecord::Page`]
+    /// each (version 5; see [`PageRun`]).
+    Pages(PageRun),
 }
 
 /// The links of the last snapshot from one source page, as the state stores
@@ -118,6 +123,7 @@ impl StateRecord {
             StateRecord::Rank(h, _, _) => *h,
             StateRecord::Echo(h, _) => *h,
             StateRecord::Outlinks(o) => o.src_host,
+            StateRecord::Pages(run) => run.host,
         }
     }
 }
@@ -197,13 +203,13 @@ pub fn own_parts(
 }
 
 /// Records are encoded into blocks of about this many bytes, each written
-/// after its length (version 4), so that the reader decodes from memory.
+/// after its length (since version 4), so that the reader decodes from memory.
 const BLOCK_BYTES: usize = 1 << 20;
 
 /// Writes state records to one part file.
 pub struct StateWriter {
     path: PathBuf,
-    file: File,
+    file: DirectFile,
     block: Vec<u8>,
 }
 
@@ -212,7 +218,7 @@ impl StateWriter {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
         }
-        let mut file = File::create(path).map_err(|e| OutputError::io(path, e))?;
+        let mut file = DirectFile::create(path).map_err(|e| OutputError::io(path, e))?;
         file.write_all(MAGIC)
             .and_then(|_| file.write_all(&STATE_VERSION.to_le_bytes()))
             .map_err(|e| OutputError::io(path, e))?;
@@ -254,7 +260,8 @@ impl StateWriter {
     pub fn finish(mut self) -> Result<(), OutputError> {
         self.flush_block()?;
         let path = &self.path;
-        self.file.sync_all().map_err(|e| OutputError::io(path, e))
+        let file = self.file.finish().map_err(|e| OutputError::io(path, e))?;
+        file.sync_all().map_err(|e| OutputError::io(path, e))
     }
 
     /// Flushes the file and starts syncing it on a thread of its own, so that
@@ -264,7 +271,8 @@ impl StateWriter {
     /// caller must [`Syncing::wait`] before the commit.
     pub fn finish_syncing(mut self) -> Result<Syncing, OutputError> {
         self.flush_block()?;
-        let file = self.file;
+        let path = &self.path;
+        let file = self.file.finish().map_err(|e| OutputError::io(path, e))?;
         Ok(Syncing {
             path: self.path,
             thread: std::thread::spawn(move || file.sync_all()),

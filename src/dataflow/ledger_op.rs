@@ -167,19 +167,33 @@ fn restore(
     out: &mut Updates<'_>,
 ) -> Result<(), OutputError> {
     for rec in routed {
-        ledger.restore_record(rec, out);
+        ledger
+            .restore_record(rec, out)
+            .map_err(|problem| OutputError::Corrupt {
+                path: ctx.plan.state_dir.clone(),
+                problem,
+            })?;
     }
     if let Some(parts) = state::own_parts(&ctx.plan.state_dir, ctx.peers, ctx.index)? {
         let mut records = 0u64;
         for part in &parts {
             let mut misplaced = None;
+            let mut undecoded = None;
             state::read_part(part, |rec: StateRecord| {
                 records += 1;
                 if ctx.placement.owner(rec.host()) != ctx.index {
                     misplaced.get_or_insert(rec.host());
                 }
-                ledger.restore_record(rec, out);
+                if let Err(e) = ledger.restore_record(rec, out) {
+                    undecoded.get_or_insert(e);
+                }
             })?;
+            if let Some(problem) = undecoded {
+                return Err(OutputError::Corrupt {
+                    path: part.clone(),
+                    problem,
+                });
+            }
             if let Some(host) = misplaced {
                 return Err(OutputError::Corrupt {
                     path: part.clone(),
