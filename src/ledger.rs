@@ -43,7 +43,7 @@ use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::output::echo::SourceKind;
 use crate::page_state::PageRunBuilder;
 pub use crate::page_state::PageState;
-use crate::state::{Outlinks, StateRecord};
+use crate::state::{Outlinks, PartSizes, StateRecord};
 use crate::url_arena::UrlArena;
 
 /// Pages per [`StateRecord::Pages`] run at most: a run is decoded whole, and
@@ -484,6 +484,23 @@ impl Ledger {
             Ok::<(), String>(())
         })
         .expect("the records decode")
+    }
+
+    /// What [`Self::state_records`] holds, for the state file's header.
+    pub fn state_sizes(&self) -> PartSizes {
+        PartSizes {
+            pages: self.pages.len() as u64,
+            links: self.links.len() as u64,
+            sources: self.links.sources_len() as u64,
+        }
+    }
+
+    /// Makes room for the pages and links of a part about to be restored.
+    pub fn reserve_restore(&mut self, sizes: PartSizes) {
+        let room = |n: u64| usize::try_from(n).unwrap_or(0);
+        self.restoring.reserve_exact(room(sizes.pages));
+        self.restoring_links
+            .reserve(room(sizes.links), room(sizes.sources));
     }
 
     /// Takes one persisted record into the ledger (at the restore epoch, before
@@ -1292,6 +1309,7 @@ fn merge_union<T: Ord + Copy>(a: &[T], b: &[T], out: &mut Vec<T>) {
 mod tests {
     use super::*;
     use crate::ingest::url::normalize;
+    use crate::page_state::PageRecord;
 
     fn page(url: &str, digest: u64) -> Record {
         let u = UrlText::from(normalize(url).unwrap());
@@ -1439,15 +1457,38 @@ mod tests {
             // A new ledger from the persisted records, as the next run builds it.
             let order = first.url_order();
             let state: Vec<StateRecord> = first.state_records(&order).collect();
-            let mut second = Ledger::default();
-            let mut got = FastMap::default();
-            accumulate(&mut got, second.restore(snaps[split - 1].0.seq, state));
-            for (m, recs) in snaps[split..].iter().cloned() {
-                accumulate(&mut got, second.advance(&m, recs).unwrap());
-            }
+            assert!(state.iter().any(|r| matches!(r, StateRecord::Pages(_))));
+            // The same state as version 4 wrote it, a record per page.
+            let version_4: Vec<StateRecord> = state
+                .iter()
+                .flat_map(|r| match r {
+                    StateRecord::Pages(run) => {
+                        let mut pages = Vec::new();
+                        run.decode(|id, url, (host_start, host_end), state| {
+                            let url = UrlText {
+                                url: url.into(),
+                                host_start,
+                                host_end,
+                            };
+                            pages.push(StateRecord::Page(id, PageRecord { url, state }));
+                        })
+                        .unwrap();
+                        pages
+                    }
+                    r => vec![r.clone()],
+                })
+                .collect();
             want.retain(|_, c| *c != 0);
-            got.retain(|_, c| *c != 0);
-            assert_eq!(got, want, "split after {split} snapshots");
+            for state in [state, version_4] {
+                let mut second = Ledger::default();
+                let mut got = FastMap::default();
+                accumulate(&mut got, second.restore(snaps[split - 1].0.seq, state));
+                for (m, recs) in snaps[split..].iter().cloned() {
+                    accumulate(&mut got, second.advance(&m, recs).unwrap());
+                }
+                got.retain(|_, c| *c != 0);
+                assert_eq!(got, want, "split after {split} snapshots");
+            }
         }
     }
 

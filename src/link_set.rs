@@ -322,6 +322,16 @@ impl LinkGather {
         self.set.dsts.is_empty()
     }
 
+    /// Room for `links` more links from `sources` more sources, exactly.
+    pub fn reserve(&mut self, links: usize, sources: usize) {
+        let set = &mut self.set;
+        set.dsts.reserve_exact(links);
+        set.dst_hosts.reserve_exact(links);
+        set.srcs.reserve_exact(sources);
+        set.src_hosts.reserve_exact(sources);
+        set.ends.reserve_exact(sources);
+    }
+
     pub fn push(&mut self, l: Link) {
         self.set.append(l.src, l.src_host, &[l.dst], &[l.dst_host]);
     }

@@ -177,6 +177,7 @@ fn restore(
     if let Some(parts) = state::own_parts(&ctx.plan.state_dir, ctx.peers, ctx.index)? {
         let mut records = 0u64;
         for part in &parts {
+            ledger.reserve_restore(state::part_sizes(part)?);
             let mut misplaced = None;
             let mut undecoded = None;
             state::read_part(part, |rec: StateRecord| {
@@ -218,7 +219,8 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     // run's ledger holds its pages in it (see `Ledger::url_order`).
     let order = ledger.url_order();
     crate::memory::trace(|| format!("worker {}: finish: pages in URL order", ctx.index));
-    let mut w = StateWriter::create(&state::part_path(&plan.staged_state_dir(), ctx.index))?;
+    let path = state::part_path(&plan.staged_state_dir(), ctx.index);
+    let mut w = StateWriter::with_sizes(&path, ledger.state_sizes())?;
     for rec in ledger.state_records(&order) {
         w.write(&rec)?;
     }
