@@ -265,8 +265,8 @@ pub fn read_snapshot(
 /// outlinks together, a source equal to the previous row's costs one comparison.
 ///
 /// # Memory
-/// Per distinct raw string its bytes in a [`UrlArena`], a 4-byte slot of the
-/// table and 32 bytes of [`Endpoint`]: about 135 MB for the 1.38M distinct
+/// Per distinct raw string its bytes in a [`UrlArena`], an 8-byte slot of the
+/// table and 32 bytes of [`Endpoint`]: about 140 MB for the 1.38M distinct
 /// URLs (81 MB of text) of bench snapshot 9 with 1 worker, a tenth of the
 /// snapshot's peak, which falls while the links are read. A map from owned
 /// strings to endpoints that held each normalized URL until announced was
@@ -275,8 +275,11 @@ pub fn read_snapshot(
 /// copy; chunks of the arena and blocks of endpoints are allocated at their
 /// final size and never move.
 struct UrlCache {
-    /// Per distinct raw string its endpoint index, hashed by the string.
-    seen: HashTable<u32>,
+    /// Per distinct raw string its endpoint index, and 32 bits of the
+    /// string's hash: the table grows to over a million entries, and
+    /// rehashing them from their strings (a cache miss each) was 5% of
+    /// reading a snapshot.
+    seen: HashTable<(u32, u32)>,
     hasher: foldhash::fast::FixedState,
     /// The raw strings (with no site marked in them: only their bytes count).
     raw: UrlArena,
@@ -294,6 +297,13 @@ struct UrlCache {
     /// Per link column (source, destination), its current dictionary's entries.
     dicts: [DictMemo; 2],
     site_key: SiteKey,
+}
+
+/// A table hash made of 32 bits, so that it can be remade from them: the
+/// same bits high (which pick the byte the table tags an entry with) and low
+/// (which pick its bucket).
+fn spread(short: u32) -> u64 {
+    u64::from(short) << 32 | u64::from(short)
 }
 
 /// A distinct raw string of a link table: where its bytes are, and the ids of
@@ -347,10 +357,11 @@ impl UrlCache {
 
     /// The index of `raw`, normalizing it on first sight.
     fn lookup(&mut self, raw: &str) -> u32 {
-        let hash = self.hasher.hash_one(raw);
+        let short = (self.hasher.hash_one(raw) >> 32) as u32;
+        let hash = spread(short);
         let (arena, blocks) = (&self.raw, &self.blocks);
-        if let Some(&i) = self.seen.find(hash, |&i| {
-            arena.bytes(&Self::endpoint(blocks, i).raw) == raw.as_bytes()
+        if let Some(&(i, _)) = self.seen.find(hash, |&(i, h)| {
+            h == short && arena.bytes(&Self::endpoint(blocks, i).raw) == raw.as_bytes()
         }) {
             return i;
         }
@@ -380,10 +391,8 @@ impl UrlCache {
         let raw = self.raw.push(raw, 0, 0);
         let block = self.blocks.last_mut().expect("a block has room");
         block.push(Endpoint { raw, host, page });
-        let (hasher, arena, blocks) = (&self.hasher, &self.raw, &self.blocks);
-        self.seen.insert_unique(hash, i, |&j| {
-            hasher.hash_one(arena.get(&Self::endpoint(blocks, j).raw))
-        });
+        self.seen
+            .insert_unique(hash, (i, short), |&(_, h)| spread(h));
         i
     }
 
