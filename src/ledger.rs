@@ -47,8 +47,11 @@ use crate::state::{Outlinks, PartSizes, StateRecord};
 use crate::url_arena::UrlArena;
 
 /// Pages per [`StateRecord::Pages`] run at most: a run is decoded whole, and
-/// front coding restarts at each (a host's pages span several runs).
-const PAGE_RUN: usize = 4096;
+/// front coding restarts at each (a host's pages span several runs). Runs of
+/// 4,096 pages, a quarter megabyte, were allocated and freed as whole
+/// blocks of memory, each going back to the kernel when freed; runs of this
+/// size reuse the allocator's pages.
+const PAGE_RUN: usize = 1024;
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
@@ -1155,7 +1158,7 @@ impl Ledger {
         let mut rest = order.iter().map(|&i| self.pages.at(i as usize)).peekable();
         let pages = std::iter::from_fn(move || {
             let &(_, first) = rest.peek()?;
-            let mut run = PageRunBuilder::new(first.host);
+            let mut run = PageRunBuilder::new(first.host, PAGE_RUN);
             while run.len() < PAGE_RUN {
                 let Some((id, st)) = rest.next_if(|(_, st)| st.host == first.host) else {
                     break;

@@ -29,6 +29,11 @@ const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 /// nothing peaks the same (2,150 against 2,135 MiB) in less time
 /// (BENCHMARKS.md, "Memory, session 27").
 ///
+/// `WEBEVO_PURGE_DELAY=<ms>` sets another delay, for a run with memory to
+/// spare: at 100 ms, bench snapshot 9 after a committed 0-8 took 8% less
+/// time and peaked 6% higher (all analyses, 1 worker; BENCHMARKS.md,
+/// "Session 40"), as memory freed and soon allocated again stayed mapped.
+///
 /// And without transparent huge pages, for mimalloc's arenas and for the
 /// whole process: a 2 MiB huge page stays resident while any of its 4 KiB
 /// pages is in use, so memory freed among the state's long-lived blocks did
@@ -41,7 +46,13 @@ pub fn tune_allocator() {
     // SAFETY: sets one of the allocator's options; called before any thread
     // starts.
     unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+        libmimalloc_sys::mi_option_set(
+            MI_OPTION_PURGE_DELAY,
+            std::env::var("WEBEVO_PURGE_DELAY")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+        );
     }
     if std::env::var_os("WEBEVO_HUGE_PAGES").is_some_and(|v| v == "1") {
         return;

@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
+
 use arrow_array::builder::{
     BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
     TimestampMicrosecondBuilder,
@@ -57,23 +59,9 @@ pub struct RowWriter {
 
 impl RowWriter {
     pub fn new(table: &'static TableDef) -> RowWriter {
-        let columns = table
-            .columns
-            .iter()
-            .map(|c| match c.ty {
-                ColType::Int64 => ColumnBuilder::Int64(Int64Builder::new()),
-                ColType::Int32 => ColumnBuilder::Int32(Int32Builder::new()),
-                ColType::Float64 => ColumnBuilder::Float64(Float64Builder::new()),
-                ColType::Utf8 => ColumnBuilder::Utf8(StringBuilder::new()),
-                ColType::Bool => ColumnBuilder::Bool(BooleanBuilder::new()),
-                ColType::Timestamp => ColumnBuilder::Timestamp(
-                    TimestampMicrosecondBuilder::new().with_timezone("UTC"),
-                ),
-            })
-            .collect();
         RowWriter {
             table,
-            columns,
+            columns: builders(table, 0, &[]),
             next: 0,
             rows: 0,
         }
@@ -209,7 +197,40 @@ impl RowWriter {
                 }
             })
             .collect();
+        // The next batch's builders start at this one's size: Arrow's
+        // `finish` leaves them empty, and growing them again by doubling
+        // copied each column several times a batch.
+        let text: Vec<usize> = arrays
+            .iter()
+            .filter_map(|a| a.as_string_opt::<i32>())
+            .map(|a| a.value_data().len())
+            .collect();
+        self.columns = builders(self.table, self.rows, &text);
         self.rows = 0;
         RecordBatch::try_new(self.table.arrow_schema(), arrays).expect("builders follow the schema")
     }
+}
+
+/// Builders of `table`'s columns with room for `rows` rows, the text
+/// columns' `text[i]` bytes each (in column order; none when `text` is
+/// short).
+fn builders(table: &TableDef, rows: usize, text: &[usize]) -> Vec<ColumnBuilder> {
+    let mut text = text.iter();
+    table
+        .columns
+        .iter()
+        .map(|c| match c.ty {
+            ColType::Int64 => ColumnBuilder::Int64(Int64Builder::with_capacity(rows)),
+            ColType::Int32 => ColumnBuilder::Int32(Int32Builder::with_capacity(rows)),
+            ColType::Float64 => ColumnBuilder::Float64(Float64Builder::with_capacity(rows)),
+            ColType::Utf8 => ColumnBuilder::Utf8(StringBuilder::with_capacity(
+                rows,
+                text.next().copied().unwrap_or(0),
+            )),
+            ColType::Bool => ColumnBuilder::Bool(BooleanBuilder::with_capacity(rows)),
+            ColType::Timestamp => ColumnBuilder::Timestamp(
+                TimestampMicrosecondBuilder::with_capacity(rows).with_timezone("UTC"),
+            ),
+        })
+        .collect()
 }

@@ -45,12 +45,14 @@ pub struct PageRunBuilder {
 }
 
 impl PageRunBuilder {
-    pub fn new(host: HostId) -> PageRunBuilder {
+    /// A run of `host`'s pages, with room for about `pages` of them.
+    pub fn new(host: HostId, pages: usize) -> PageRunBuilder {
         PageRunBuilder {
             run: PageRun {
                 host,
                 count: 0,
-                bytes: Vec::new(),
+                // About 60 bytes a page on bench data.
+                bytes: Vec::with_capacity(pages * 64),
             },
             prev: Vec::new(),
         }
@@ -406,7 +408,7 @@ mod tests {
     }
 
     fn encode(arena: &UrlArena, pages: &[(PageId, PageState)]) -> PageRun {
-        let mut b = PageRunBuilder::new(HostId::of(HOST));
+        let mut b = PageRunBuilder::new(HostId::of(HOST), 4);
         for (id, st) in pages {
             b.push(*id, st, arena.get(&st.url));
         }
@@ -483,7 +485,7 @@ mod tests {
         let mut other = run.clone();
         other.host = HostId(1);
         assert!(decode(&other).unwrap_err().contains("another host"));
-        let mut b = PageRunBuilder::new(HostId::of(HOST));
+        let mut b = PageRunBuilder::new(HostId::of(HOST), 4);
         let (_, st) = &pages[0];
         b.push(PageId(1), st, "http://a.ex");
         let err = decode(&b.finish()).unwrap_err();
