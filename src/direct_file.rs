@@ -38,9 +38,21 @@ pub struct DirectFile {
 }
 
 impl DirectFile {
-    /// Creates (or truncates) the file at `path`.
+    /// Creates (or truncates) the file at `path`, direct unless
+    /// `WEBEVO_BUFFERED_STATE=1`.
     pub fn create(path: &Path) -> io::Result<DirectFile> {
-        let (file, direct) = open_direct(path)?;
+        let buffered = std::env::var_os("WEBEVO_BUFFERED_STATE").is_some_and(|v| v == "1");
+        Self::create_with(path, !buffered)
+    }
+
+    /// Creates (or truncates) the file at `path`, direct if `direct` and the
+    /// system allows it.
+    pub fn create_with(path: &Path, direct: bool) -> io::Result<DirectFile> {
+        let (file, direct) = if direct {
+            open_direct(path)?
+        } else {
+            (File::create(path)?, false)
+        };
         let buf = vec![0u8; PIECE + ALIGN];
         let start = buf.as_ptr().align_offset(ALIGN);
         assert!(start < ALIGN, "a byte buffer can be aligned");
@@ -126,20 +138,17 @@ const EINVAL: i32 = 22;
 #[cfg(target_os = "linux")]
 fn open_direct(path: &Path) -> io::Result<(File, bool)> {
     use std::os::unix::fs::OpenOptionsExt;
-    if std::env::var_os("WEBEVO_BUFFERED_STATE").is_none_or(|v| v != "1") {
-        let direct = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(path);
-        match direct {
-            Ok(file) => return Ok((file, true)),
-            Err(e) if e.raw_os_error() == Some(EINVAL) => {}
-            Err(e) => return Err(e),
-        }
+    let direct = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path);
+    match direct {
+        Ok(file) => Ok((file, true)),
+        Err(e) if e.raw_os_error() == Some(EINVAL) => Ok((File::create(path)?, false)),
+        Err(e) => Err(e),
     }
-    Ok((File::create(path)?, false))
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -160,7 +169,7 @@ mod tests {
         let data: Vec<u8> = (0..PIECE * 2 + 3 * ALIGN + 17)
             .map(|i| (i * 7 % 251) as u8)
             .collect();
-        for len in [
+        let lens = [
             0,
             1,
             ALIGN - 1,
@@ -169,16 +178,20 @@ mod tests {
             PIECE,
             PIECE + 5,
             data.len(),
-        ] {
-            let path = dir.path().join(format!("f{len}"));
-            let mut f = DirectFile::create(&path).unwrap();
+        ];
+        for (direct, len) in [false, true].into_iter().flat_map(|d| lens.map(|n| (d, n))) {
+            let path = dir.path().join(format!("f{len}-{direct}"));
+            let mut f = DirectFile::create_with(&path, direct).unwrap();
+            if !direct {
+                assert!(!f.is_direct());
+            }
             for chunk in data[..len].chunks(1000 + len % 9) {
                 f.write_all(chunk).unwrap();
             }
             f.finish().unwrap().sync_all().unwrap();
             let mut back = Vec::new();
             File::open(&path).unwrap().read_to_end(&mut back).unwrap();
-            assert!(back == data[..len], "{len} bytes");
+            assert!(back == data[..len], "{len} bytes, direct {direct}");
         }
     }
 
