@@ -216,25 +216,13 @@ impl TryFrom<RawRecord<UrlText>> for PageRecord {
     type Error = String;
 
     fn try_from(r: RawRecord<UrlText>) -> Result<PageRecord, String> {
-        let seq = |t: Seq| {
-            u32::try_from(t)
-                .ok()
-                .filter(|&t| t != NO_SEQ)
-                .ok_or_else(|| format!("snapshot number {t} is above the largest, {MAX_SEQ}"))
-        };
         let url = r.url;
-        let host = url.url.get(url.host_start as usize..url.host_end as usize);
-        if host.is_none() || url.host_end as usize > MAX_HOST_END {
-            return Err(format!(
-                "page {:?}: its host's position {}..{} is not inside it, or ends past byte {MAX_HOST_END}",
-                url.url, url.host_start, url.host_end
-            ));
-        }
+        site_of(&url.url, url.host_start.into(), url.host_end.into())?;
         let state = PageState {
-            first_seen: seq(r.first_seen)?,
-            last_seen: seq(r.last_seen)?,
-            first_fetched: r.first_fetched.map_or(Ok(NO_SEQ), seq)?,
-            last_fetched: r.last_fetched.map_or(Ok(NO_SEQ), seq)?,
+            first_seen: checked_seq(r.first_seen)?,
+            last_seen: checked_seq(r.last_seen)?,
+            first_fetched: r.first_fetched.map_or(Ok(NO_SEQ), checked_seq)?,
+            last_fetched: r.last_fetched.map_or(Ok(NO_SEQ), checked_seq)?,
             url: UrlRef::default(),
             host: r.host,
             first_fetch_time: r.first_fetch_time.unwrap_or(NO_TIME),
@@ -248,6 +236,33 @@ impl TryFrom<RawRecord<UrlText>> for PageRecord {
         };
         Ok(PageRecord { url, state })
     }
+}
+
+/// Snapshot `t` of a state file as the ledger stores it; fails on a number
+/// it cannot hold.
+fn checked_seq(t: Seq) -> Result<u32, String> {
+    if t > MAX_SEQ {
+        return Err(format!(
+            "snapshot number {t} is above the largest, {MAX_SEQ}"
+        ));
+    }
+    Ok(packed(t))
+}
+
+/// The site's name of a state file's page `url`, at bytes
+/// `host_start..host_end`; fails unless that range lies inside the URL and
+/// ends where a [`UrlRef`] can mark it.
+fn site_of(url: &str, host_start: u64, host_end: u64) -> Result<&str, String> {
+    usize::try_from(host_start)
+        .ok()
+        .zip(usize::try_from(host_end).ok())
+        .filter(|&(_, e)| e <= MAX_HOST_END)
+        .and_then(|(s, e)| url.get(s..e))
+        .ok_or_else(|| {
+            format!(
+                "page {url:?}: its host's position {host_start}..{host_end} is not inside it, or ends past byte {MAX_HOST_END}"
+            )
+        })
 }
 
 #[cfg(test)]

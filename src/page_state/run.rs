@@ -13,9 +13,8 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{packed, PageState, MAX_SEQ, NO_SEQ, NO_TIME};
-use crate::ingest::url::MAX_HOST_END;
-use crate::model::{HostId, PageId, Seq};
+use super::{checked_seq, site_of, PageState, NO_SEQ, NO_TIME};
+use crate::model::{HostId, PageId};
 use crate::url_arena::UrlRef;
 
 /// Pages of one host, encoded (see the module docs).
@@ -164,20 +163,12 @@ impl PageRun {
             let text = std::str::from_utf8(&url).map_err(|_| "a URL is not UTF-8".to_string())?;
             let host_start = get(&mut input)?;
             let host_end = get(&mut input)?;
-            let host = usize::try_from(host_start)
-                .ok()
-                .zip(usize::try_from(host_end).ok())
-                .and_then(|(s, e)| text.get(s..e).filter(|_| e <= MAX_HOST_END));
-            let Some(host) = host else {
-                return Err(format!(
-                    "page {text:?}: its host's position {host_start}..{host_end} is not inside it, or ends past byte {MAX_HOST_END}"
-                ));
-            };
-            let first_seen = seq(get(&mut input)?)?;
-            let last_seen = seq(get(&mut input)?)?;
+            let host = site_of(text, host_start, host_end)?;
+            let first_seen = checked_seq(get(&mut input)?)?;
+            let last_seen = checked_seq(get(&mut input)?)?;
             let mut optional_seq = |flag| -> Result<u32, String> {
                 if flags & flag != 0 {
-                    seq(get(&mut input)?)
+                    checked_seq(get(&mut input)?)
                 } else {
                     Ok(NO_SEQ)
                 }
@@ -226,7 +217,7 @@ impl PageRun {
                 has_status: flags & STATUS != 0,
                 alive: flags & ALIVE != 0,
             };
-            // Both checked against `MAX_HOST_END` above.
+            // Both under `MAX_HOST_END`, which `site_of` checked.
             visit(id, text, (host_start as u32, host_end as u32), state);
         }
         if !input.is_empty() {
@@ -234,25 +225,6 @@ impl PageRun {
         }
         Ok(())
     }
-
-    /// The number of pages.
-    pub fn len(&self) -> usize {
-        self.count as usize
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-}
-
-/// A snapshot number as the state holds it, checked.
-fn seq(t: u64) -> Result<u32, String> {
-    if t > MAX_SEQ {
-        return Err(format!(
-            "snapshot number {t} is above the largest, {MAX_SEQ}"
-        ));
-    }
-    Ok(packed(t as Seq))
 }
 
 fn narrow(x: u64) -> Result<u32, String> {
