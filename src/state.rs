@@ -227,6 +227,17 @@ impl PartSizes {
         out
     }
 
+    /// The sizes, none above `bytes`: every page, link and source of a part
+    /// takes at least a byte of it, so a damaged header cannot make a
+    /// restore reserve more memory than the file could fill.
+    pub fn at_most(self, bytes: u64) -> PartSizes {
+        PartSizes {
+            pages: self.pages.min(bytes),
+            links: self.links.min(bytes),
+            sources: self.sources.min(bytes),
+        }
+    }
+
     fn decode(bytes: &[u8; Self::BYTES]) -> PartSizes {
         let x = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
         PartSizes {
@@ -393,6 +404,13 @@ pub fn part_sizes(path: &Path) -> Result<PartSizes, OutputError> {
     Ok(open_part(path)?.sizes)
 }
 
+/// [`part_sizes`], none above the file's length in bytes (a room a restore
+/// can reserve).
+pub fn part_room(path: &Path) -> Result<PartSizes, OutputError> {
+    let part = open_part(path)?;
+    Ok(part.sizes.at_most(part.len))
+}
+
 /// Reads every record of a part file.
 pub fn read_part(path: &Path, mut visit: impl FnMut(StateRecord)) -> Result<(), OutputError> {
     let corrupt = |problem: String| corrupt(path, problem);
@@ -400,13 +418,12 @@ pub fn read_part(path: &Path, mut visit: impl FnMut(StateRecord)) -> Result<(), 
         mut input,
         len,
         version,
-        at,
+        mut at,
         ..
     } = open_part(path)?;
     if version == 3 {
         return read_stream(input, len, visit, corrupt);
     }
-    let mut at = at;
     let mut block = Vec::new();
     while at < len {
         let mut len_bytes = [0u8; 4];
@@ -525,6 +542,9 @@ mod tests {
         read_part(&path, |r| read.push(r)).unwrap();
         assert_eq!(read, records);
         assert_eq!(part_sizes(&path).unwrap(), sizes);
+        let room = part_room(&path).unwrap();
+        assert_eq!((room.pages, room.sources), (1, 60_000));
+        assert_eq!(room.links, std::fs::metadata(&path).unwrap().len());
 
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();

@@ -177,7 +177,7 @@ fn restore(
     if let Some(parts) = state::own_parts(&ctx.plan.state_dir, ctx.peers, ctx.index)? {
         let mut records = 0u64;
         for part in &parts {
-            ledger.reserve_restore(state::part_sizes(part)?);
+            ledger.reserve_restore(state::part_room(part)?);
             let mut misplaced = None;
             let mut undecoded = None;
             state::read_part(part, |rec: StateRecord| {
