@@ -32,4 +32,5 @@ pub mod report;
 pub mod run;
 pub mod state;
 pub mod str_sort;
+pub mod tag_table;
 pub mod url_arena;

@@ -96,6 +96,16 @@ impl UrlArena {
         &self.chunks[(r.at >> 32) as usize][offset..offset + r.len as usize]
     }
 
+    /// Asks the processor to bring the first bytes of the URL into the cache
+    /// (see [`crate::tag_table::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, r: &UrlRef) {
+        let offset = (r.at & u64::from(u32::MAX)) as usize;
+        if let Some(b) = self.chunks[(r.at >> 32) as usize].get(offset) {
+            crate::tag_table::prefetch(b);
+        }
+    }
+
     /// The URL.
     pub fn get(&self, r: &UrlRef) -> &str {
         // Checked, although only whole `str`s go in: a `UrlRef` is a plain

@@ -14,13 +14,13 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use arrow_array::ArrayRef;
-use hashbrown::HashTable;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::{digest_hash, HostId, Micros, PageId};
 use crate::state::StateRecord;
+use crate::tag_table::TagTable;
 use crate::url_arena::{UrlArena, UrlRef};
 use crawl_dir::SnapshotInput;
 use table::{dict_value, Row, Share};
@@ -261,8 +261,11 @@ pub fn read_snapshot(
 /// A lookup hashes the raw string once and hands back an index, so announcing
 /// costs no second lookup. A Parquet column read with its dictionary costs one
 /// lookup per distinct value of a column chunk, and then an array index per
-/// row ([`DictMemo`]). Otherwise, since link tables usually list a page's
-/// outlinks together, a source equal to the previous row's costs one comparison.
+/// row ([`DictMemo`]); the chunk's values are looked up together as it
+/// arrives, a group at a time, each step's cache misses in flight at once
+/// ([`UrlCache::resolve_dictionary`]). Otherwise, since link tables usually
+/// list a page's outlinks together, a source equal to the previous row's costs
+/// one comparison.
 ///
 /// # Memory
 /// Per distinct raw string its bytes in a [`UrlArena`], an 8-byte slot of the
@@ -275,11 +278,11 @@ pub fn read_snapshot(
 /// copy; chunks of the arena and blocks of endpoints are allocated at their
 /// final size and never move.
 struct UrlCache {
-    /// Per distinct raw string its endpoint index, and 32 bits of the
+    /// Per distinct raw string its endpoint index, under 32 bits of the
     /// string's hash: the table grows to over a million entries, and
     /// rehashing them from their strings (a cache miss each) was 5% of
-    /// reading a snapshot.
-    seen: HashTable<(u32, u32)>,
+    /// reading a snapshot; a [`TagTable`] grows from its tags alone.
+    seen: TagTable,
     hasher: foldhash::fast::FixedState,
     /// The raw strings (with no site marked in them: only their bytes count).
     raw: UrlArena,
@@ -299,13 +302,6 @@ struct UrlCache {
     site_key: SiteKey,
 }
 
-/// A table hash made of 32 bits, so that it can be remade from them: the
-/// same bits high (which pick the byte the table tags an entry with) and low
-/// (which pick its bucket).
-fn spread(short: u32) -> u64 {
-    u64::from(short) << 32 | u64::from(short)
-}
-
 /// A distinct raw string of a link table: where its bytes are, and the ids of
 /// its page (zero for a string that cannot be a page; see `UrlCache::pages`).
 #[derive(Clone, Copy)]
@@ -314,6 +310,11 @@ struct Endpoint {
     host: HostId,
     page: PageId,
 }
+
+/// Dictionary values looked up together (see [`UrlCache::resolve_dictionary`]):
+/// enough misses in flight to keep the memory busy, few enough that a group's
+/// lines stay in the cache from its first step to its last.
+const RESOLVE_GROUP: usize = 64;
 
 /// Endpoints a block holds: 2 MiB of them.
 const ENDPOINT_BLOCK: usize = 1 << 16;
@@ -335,7 +336,7 @@ impl DictMemo {
 impl UrlCache {
     fn new(site_key: SiteKey) -> UrlCache {
         UrlCache {
-            seen: HashTable::new(),
+            seen: TagTable::new(),
             hasher: Default::default(),
             raw: UrlArena::default(),
             blocks: Vec::new(),
@@ -355,13 +356,21 @@ impl UrlCache {
         &blocks[i / ENDPOINT_BLOCK][i % ENDPOINT_BLOCK]
     }
 
+    /// The tag `raw` is kept under in `seen`.
+    fn tag(&self, raw: &str) -> u32 {
+        (self.hasher.hash_one(raw) >> 32) as u32
+    }
+
     /// The index of `raw`, normalizing it on first sight.
     fn lookup(&mut self, raw: &str) -> u32 {
-        let short = (self.hasher.hash_one(raw) >> 32) as u32;
-        let hash = spread(short);
+        self.lookup_tagged(raw, self.tag(raw))
+    }
+
+    /// [`lookup`](Self::lookup) of `raw`, whose tag is `tag`.
+    fn lookup_tagged(&mut self, raw: &str, tag: u32) -> u32 {
         let (arena, blocks) = (&self.raw, &self.blocks);
-        if let Some(&(i, _)) = self.seen.find(hash, |&(i, h)| {
-            h == short && arena.bytes(&Self::endpoint(blocks, i).raw) == raw.as_bytes()
+        if let Some(i) = self.seen.find(tag, |i| {
+            arena.bytes(&Self::endpoint(blocks, i).raw) == raw.as_bytes()
         }) {
             return i;
         }
@@ -391,9 +400,53 @@ impl UrlCache {
         let raw = self.raw.push(raw, 0, 0);
         let block = self.blocks.last_mut().expect("a block has room");
         block.push(Endpoint { raw, host, page });
-        self.seen
-            .insert_unique(hash, (i, short), |&(_, h)| spread(h));
+        self.seen.insert(tag, i);
         i
+    }
+
+    /// Looks up every value of the dictionary `values` of link column `col`
+    /// into its memo, [`RESOLVE_GROUP`] at a time: first the home slot of each
+    /// value of the group is fetched, then the endpoint each slot names, then
+    /// that endpoint's bytes, and only then is each compared, so that a
+    /// group's misses of each step overlap instead of following one another.
+    /// A value that is not text stays unseen, for the row that names it to
+    /// report.
+    fn resolve_dictionary(&mut self, col: usize, values: &ArrayRef) {
+        let mut index = std::mem::take(&mut self.dicts[col].index);
+        let mut group: Vec<(usize, &str, u32)> = Vec::with_capacity(RESOLVE_GROUP);
+        let mut keys = 0..values.len();
+        loop {
+            group.clear();
+            group.extend(
+                keys.by_ref()
+                    .filter_map(|k| {
+                        dict_value(values, k)
+                            .ok()
+                            .map(|raw| (k, raw, self.tag(raw)))
+                    })
+                    .take(RESOLVE_GROUP),
+            );
+            if group.is_empty() {
+                break;
+            }
+            group
+                .iter()
+                .for_each(|&(_, _, tag)| self.seen.prefetch(tag));
+            let mut firsts = [None; RESOLVE_GROUP];
+            for (first, &(_, _, tag)) in firsts.iter_mut().zip(&group) {
+                *first = self.seen.candidates(tag).next();
+            }
+            for &i in firsts.iter().flatten() {
+                crate::tag_table::prefetch(Self::endpoint(&self.blocks, i));
+            }
+            for &i in firsts.iter().flatten() {
+                self.raw.prefetch(&Self::endpoint(&self.blocks, i).raw);
+            }
+            for &(k, raw, tag) in &group {
+                index[k] = self.lookup_tagged(raw, tag);
+            }
+        }
+        self.dicts[col].index = index;
     }
 
     /// The endpoint index of text cell `col` (0: source, 1: destination) of a
@@ -405,8 +458,9 @@ impl UrlCache {
                 memo.values = Some(values.clone());
                 memo.index.clear();
                 memo.index.resize(values.len(), DictMemo::UNSEEN);
+                self.resolve_dictionary(col, values);
             }
-            let known = memo.index[key];
+            let known = self.dicts[col].index[key];
             if known != DictMemo::UNSEEN {
                 return Ok(Some(known));
             }
