@@ -70,7 +70,7 @@ pub fn ledger<'s>(
                         let batch = stash
                             .entry(t)
                             .or_insert_with(|| Batch::with_capacity(ledger.batch_sizes()));
-                        data.drain(..).for_each(|r| ledger.gather(batch, r));
+                        ledger.gather(batch, data.drain(..));
                     });
                     while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
                         let t = epochs[next];
