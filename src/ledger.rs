@@ -687,8 +687,14 @@ impl Ledger {
         // Candidate coverers of new sites: links of old pages fetched now to sites
         // no earlier link of this worker reached (a site known before is not new).
         let mut candidates: Vec<(HostId, PageId)> = Vec::new();
-        // Links are sorted by source: the source's state is looked up once a run.
+        // Links are sorted by source, as `fetched` is, so whether a source was
+        // fetched is found once a run of its links, by walking `fetched`
+        // alongside (`fetched[..cursor]` is below the last source); and a
+        // fetched source is new if `new_now` has it. Probing the page map and
+        // binary-searching `fetched` per source, each a few cache misses, were
+        // 4% of a new snapshot's time.
         let mut src: Option<(PageId, bool, bool)> = None;
+        let mut cursor = 0;
         for l in self.link_keys() {
             let on_site = l.src_host == l.dst_host;
             if on_site && (!closure_inputs || !new_now.contains(&l.dst)) {
@@ -700,8 +706,15 @@ impl Ledger {
             let (fetched, new) = match src {
                 Some((id, f, n)) if id == l.src => (f, n),
                 _ => {
-                    let f = self.fetched.binary_search(&l.src).is_ok();
-                    let n = is_new(&l.src);
+                    let fetched = &self.fetched;
+                    if cursor > 0 && fetched[cursor - 1] >= l.src {
+                        cursor = fetched.partition_point(|p| *p < l.src);
+                    }
+                    while fetched.get(cursor).is_some_and(|p| *p < l.src) {
+                        cursor += 1;
+                    }
+                    let f = fetched.get(cursor) == Some(&l.src);
+                    let n = f && new_now.contains(&l.src);
                     src = Some((l.src, f, n));
                     (f, n)
                 }
@@ -921,15 +934,22 @@ impl Ledger {
         self.advance_links(meta, links, &fetched, &mut deltas, &mut events);
         crate::memory::trace(|| format!("snapshot {t}: ledger fold: links compared"));
 
-        // Fetched and known sets: count their deltas per host.
-        let pages_map = &self.pages;
-        let host_of = |id: &PageId| pages_map[id].host;
-        diff_sorted(&self.fetched, &fetched, |id, d| {
-            deltas.add(host_of(id), HostFact::Fetched, d)
-        });
-        diff_sorted(&self.known, &known, |id, d| {
-            deltas.add(host_of(id), HostFact::Known, d)
-        });
+        // Fetched and known sets: count their deltas per host (the pages'
+        // states looked up together; see `IdMap::find_each`).
+        for (old, new, fact) in [
+            (&self.fetched, &fetched, HostFact::Fetched),
+            (&self.known, &known, HostFact::Known),
+        ] {
+            let mut changed: Vec<(PageId, i64)> = Vec::new();
+            diff_sorted(old, new, |id, d| changed.push((*id, d)));
+            let mut next = 0;
+            self.pages
+                .find_each(changed.iter().map(|(id, _)| id), |_, found| {
+                    let (_, st) = found.expect("fetched and known pages are in the page map");
+                    deltas.add(st.host, fact, changed[next].1);
+                    next += 1;
+                });
+        }
 
         // Alive and gone pages.
         let alive = if meta.partial {
