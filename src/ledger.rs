@@ -44,6 +44,7 @@ use crate::output::echo::SourceKind;
 use crate::page_state::PageRunBuilder;
 pub use crate::page_state::PageState;
 use crate::state::{Outlinks, PartSizes, StateRecord};
+use crate::tag_table::prefetch;
 use crate::url_arena::UrlArena;
 
 /// Pages per [`StateRecord::Pages`] run at most: a run is decoded whole, and
@@ -248,6 +249,18 @@ impl Batch {
 /// keep the memory busy, few enough that a group's lines stay in the cache
 /// from its first step to its last.
 const GATHER_GROUP: usize = 32;
+
+/// How many records ahead [`Ledger::gather`] asks for a page record's box.
+const GATHER_AHEAD: usize = 16;
+
+/// Asks for the box of a page's or a mention's record.
+fn prefetch_boxed(rec: &Record) {
+    match rec {
+        Record::Page(p) => prefetch(&**p),
+        Record::Mention(m) => prefetch(&**m),
+        _ => {}
+    }
+}
 
 /// One worker's ledger.
 #[derive(Default)]
@@ -455,12 +468,27 @@ impl Ledger {
     /// then the entries they name, then those entries' URLs; see
     /// [`IdMap::prefetch`]): one at a time, each page waited on four misses
     /// in a row, and the lookups were a tenth of a new snapshot's time.
-    pub fn gather(&mut self, batch: &mut Batch, records: impl IntoIterator<Item = Record>) {
+    ///
+    /// A page's record is boxed, and arrives from any worker: the box is
+    /// asked for [`GATHER_AHEAD`] records before it is read, and its URL's
+    /// bytes as it joins a group.
+    pub fn gather(&mut self, batch: &mut Batch, records: &mut Vec<Record>) {
         let mut group: Vec<(Record, u64)> = Vec::with_capacity(GATHER_GROUP);
-        for rec in records {
+        records.iter().take(GATHER_AHEAD).for_each(prefetch_boxed);
+        let mut records = records.drain(..);
+        while let Some(rec) = records.next() {
+            if let Some(ahead) = records.as_slice().get(GATHER_AHEAD) {
+                prefetch_boxed(ahead);
+            }
             let page = match &rec {
-                Record::Page(p) => p.page,
-                Record::Mention(m) => m.page,
+                Record::Page(p) => {
+                    prefetch(p.url.url.as_bytes());
+                    p.page
+                }
+                Record::Mention(m) => {
+                    prefetch(m.url.url.as_bytes());
+                    m.page
+                }
                 Record::Link(l) => {
                     batch.links.push(self.link_hosts.link(LinkKey::from(*l)));
                     continue;
@@ -782,7 +810,7 @@ impl Ledger {
         records: Vec<Record>,
     ) -> Result<Vec<(LedgerOut, i64)>, String> {
         let mut batch = Batch::default();
-        self.gather(&mut batch, records);
+        self.gather(&mut batch, &mut { records });
         Updates::collect(|out| self.advance_into(meta, batch, out, &mut |_| {}))
     }
 
@@ -1737,7 +1765,7 @@ mod tests {
         again.extend(link("http://a.com/", "http://a.com/x"));
         l.advance(&meta(0, false), again.clone()).unwrap();
         let mut batch = Batch::default();
-        l.gather(&mut batch, again.clone());
+        l.gather(&mut batch, &mut again.clone());
         assert!(batch.new_fetches.is_empty() && batch.known_fetches.len() == 1);
         assert!(batch.mentions.is_empty() && batch.seen.len() == 2);
         l.advance(&meta(1, false), again).unwrap();

@@ -144,7 +144,7 @@ impl TagTable {
 /// Asks the processor to bring the cache line of `x` in (a hint: it changes
 /// no value, and is nothing on processors without the instruction here).
 #[inline(always)]
-pub fn prefetch<T>(x: &T) {
+pub fn prefetch<T: ?Sized>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing into the program and cannot fault;
     // the pointer is of a live reference besides.

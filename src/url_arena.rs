@@ -96,12 +96,17 @@ impl UrlArena {
         &self.chunks[(r.at >> 32) as usize][offset..offset + r.len as usize]
     }
 
-    /// Asks the processor to bring the first bytes of the URL into the cache
-    /// (see [`crate::tag_table::prefetch`]).
+    /// Asks the processor to bring the URL's first and last bytes into the
+    /// cache (see [`crate::tag_table::prefetch`]): a URL is rarely longer
+    /// than two cache lines.
     #[inline]
     pub fn prefetch(&self, r: &UrlRef) {
         let offset = (r.at & u64::from(u32::MAX)) as usize;
-        if let Some(b) = self.chunks[(r.at >> 32) as usize].get(offset) {
+        let chunk = &self.chunks[(r.at >> 32) as usize];
+        if let Some(b) = chunk.get(offset) {
+            crate::tag_table::prefetch(b);
+        }
+        if let Some(b) = chunk.get(offset + (r.len as usize).saturating_sub(1)) {
             crate::tag_table::prefetch(b);
         }
     }

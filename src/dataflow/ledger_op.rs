@@ -70,7 +70,7 @@ pub fn ledger<'s>(
                         let batch = stash
                             .entry(t)
                             .or_insert_with(|| Batch::with_capacity(ledger.batch_sizes()));
-                        ledger.gather(batch, data.drain(..));
+                        ledger.gather(batch, data);
                     });
                     while next < epochs.len() && !frontier.less_equal(&epochs[next]) {
                         let t = epochs[next];
