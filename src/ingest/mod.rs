@@ -366,12 +366,17 @@ impl UrlCache {
         self.lookup_tagged(raw, self.tag(raw))
     }
 
+    /// The index of `raw`, whose tag is `tag`, if it has one.
+    fn find_tagged(&self, raw: &str, tag: u32) -> Option<u32> {
+        let (arena, blocks) = (&self.raw, &self.blocks);
+        self.seen.find(tag, |i| {
+            arena.bytes(&Self::endpoint(blocks, i).raw) == raw.as_bytes()
+        })
+    }
+
     /// [`lookup`](Self::lookup) of `raw`, whose tag is `tag`.
     fn lookup_tagged(&mut self, raw: &str, tag: u32) -> u32 {
-        let (arena, blocks) = (&self.raw, &self.blocks);
-        if let Some(i) = self.seen.find(tag, |i| {
-            arena.bytes(&Self::endpoint(blocks, i).raw) == raw.as_bytes()
-        }) {
+        if let Some(i) = self.find_tagged(raw, tag) {
             return i;
         }
         let count = self
@@ -409,8 +414,11 @@ impl UrlCache {
     /// value of the group is fetched, then the endpoint each slot names, then
     /// that endpoint's bytes, and only then is each compared, so that a
     /// group's misses of each step overlap instead of following one another.
-    /// A value that is not text stays unseen, for the row that names it to
-    /// report.
+    /// A value not seen before stays unseen here, and is normalized when a
+    /// row first names it, as is one that is not text (for that row to
+    /// report): a value's normalized URL waits for the row that announces it
+    /// in `pending`, which stays a few entries so (a dictionary's worth of
+    /// new values made it a table that missed the cache).
     fn resolve_dictionary(&mut self, col: usize, values: &ArrayRef) {
         let mut index = std::mem::take(&mut self.dicts[col].index);
         let mut group: Vec<(usize, &str, u32)> = Vec::with_capacity(RESOLVE_GROUP);
@@ -443,7 +451,7 @@ impl UrlCache {
                 self.raw.prefetch(&Self::endpoint(&self.blocks, i).raw);
             }
             for &(k, raw, tag) in &group {
-                index[k] = self.lookup_tagged(raw, tag);
+                index[k] = self.find_tagged(raw, tag).unwrap_or(DictMemo::UNSEEN);
             }
         }
         self.dicts[col].index = index;
