@@ -107,12 +107,27 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
     pub fn find_each<'k>(
         &self,
         keys: impl IntoIterator<Item = &'k K>,
+        f: impl FnMut(&'k K, Option<(usize, &V)>),
+    ) where
+        K: 'k,
+    {
+        self.find_each_ahead(keys, |_| {}, f);
+    }
+
+    /// [`find_each`](Self::find_each), calling `ahead` on each value found
+    /// once the group's entries are in, before any is handed to `f`: for
+    /// asking in turn for what the values point to (a URL's bytes).
+    pub fn find_each_ahead<'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k K>,
+        ahead: impl Fn(&V),
         mut f: impl FnMut(&'k K, Option<(usize, &V)>),
     ) where
         K: 'k,
     {
         let mut keys = keys.into_iter().peekable();
         let mut group: Vec<(&K, u64)> = Vec::with_capacity(LOOKUP_GROUP);
+        let mut found: Vec<Option<usize>> = Vec::with_capacity(LOOKUP_GROUP);
         while keys.peek().is_some() {
             group.clear();
             group.extend(keys.by_ref().take(LOOKUP_GROUP).map(|k| (k, self.hash(k))));
@@ -122,11 +137,14 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
                     self.prefetch_entry(i);
                 }
             }
-            for &(k, h) in &group {
-                f(
-                    k,
-                    self.position_hashed(h, k).map(|i| (i, &self.entries[i].1)),
-                );
+            found.clear();
+            found.extend(group.iter().map(|&(k, h)| self.position_hashed(h, k)));
+            found
+                .iter()
+                .flatten()
+                .for_each(|&i| ahead(&self.entries[i].1));
+            for (&(k, _), &i) in group.iter().zip(&found) {
+                f(k, i.map(|i| (i, &self.entries[i].1)));
             }
         }
     }

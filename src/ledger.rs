@@ -1192,6 +1192,24 @@ impl Ledger {
     }
 
     /// The URL of a page this worker's ledger knows.
+    /// The URL of each of `pages` (`None` for a page it does not know), in
+    /// order, a group at a time with their cache misses in flight together:
+    /// the page map's slots, then its entries, then the URLs' bytes (see
+    /// [`IdMap::find_each_ahead`]). The tables that list pages by URL look
+    /// up millions a snapshot, and one at a time they were most of the time
+    /// of making their rows.
+    pub fn urls_of<'a>(
+        &'a self,
+        pages: impl IntoIterator<Item = &'a PageId>,
+        out: &mut Vec<Option<&'a str>>,
+    ) {
+        self.pages.find_each_ahead(
+            pages,
+            |st| self.urls.prefetch(&st.url),
+            |_, found| out.push(found.map(|(_, st)| self.urls.get(&st.url))),
+        );
+    }
+
     pub fn url_of(&self, page: PageId) -> Option<&str> {
         self.pages.get(&page).map(|st| self.urls.get(&st.url))
     }
@@ -1781,6 +1799,31 @@ mod tests {
     /// latest fetch: the state and updates are those of a snapshot that held
     /// only the latest fetches, in any order of arrival, and the duplicates
     /// are counted.
+    #[test]
+    fn urls_of_is_url_of_in_turn() {
+        let mut l = Ledger::default();
+        let mut records = Vec::new();
+        for i in 0..100 {
+            records.extend(link(
+                &format!("http://a{}.com/", i % 7),
+                &format!("http://b.com/{i}"),
+            ));
+        }
+        l.advance(&meta(0, false), records).unwrap();
+        // Known pages in no order, over several groups, and one unknown.
+        let pages: Vec<PageId> = (0..100)
+            .rev()
+            .map(|i| PageId::of(&format!("http://b.com/{i}")))
+            .chain([PageId(12345)])
+            .collect();
+        let mut got = Vec::new();
+        l.urls_of(&pages, &mut got);
+        let want: Vec<Option<&str>> = pages.iter().map(|&p| l.url_of(p)).collect();
+        assert_eq!(got, want);
+        assert_eq!(got[0], Some("http://b.com/99"));
+        assert_eq!(got[100], None);
+    }
+
     #[test]
     fn duplicate_fetches_keep_the_latest() {
         let at = |url: &str, time: Micros, digest: u64| {

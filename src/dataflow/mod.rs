@@ -45,28 +45,32 @@ const ROWS_PER_ACTIVATION: usize = 1 << 16;
 /// Items whose scattered lookups are made together (see [`in_lookup_blocks`]).
 const LOOKUP_BLOCK: usize = 1024;
 
-/// Calls `each(item, lookup(&item))` for every item in order, making a
-/// block's lookups first, in a loop of their own. The lookups a row needs
-/// from the ledger (a page's URL, its host's name) are cache misses, the
-/// page map and then the scattered bytes: a loop doing nothing else overlaps
-/// them, where one row's lookup among the rest of its making waited on each
-/// in turn (the `pagerank` and `rankmass_order` rows).
+/// Calls `each(item, value)` for every item in order, the values of a block
+/// of items made first by `lookup` (which pushes one per item, in order), in
+/// a loop of their own. The lookups a row needs from the ledger (a page's
+/// URL, its host's name) are cache misses, the page map and then the
+/// scattered bytes: made together they overlap (see [`Ledger::urls_of`]),
+/// where one row's lookup among the rest of its making waited on each in
+/// turn (the `pagerank` and `rankmass_order` rows).
 fn in_lookup_blocks<I, V>(
     items: impl IntoIterator<Item = I>,
-    mut lookup: impl FnMut(&I) -> V,
+    mut lookup: impl FnMut(&[I], &mut Vec<V>),
     mut each: impl FnMut(I, V),
 ) {
     let mut items = items.into_iter();
-    let mut block: Vec<(I, V)> = Vec::new();
+    let mut block: Vec<I> = Vec::with_capacity(LOOKUP_BLOCK);
+    let mut values: Vec<V> = Vec::with_capacity(LOOKUP_BLOCK);
     loop {
-        block.extend(items.by_ref().take(LOOKUP_BLOCK).map(|i| {
-            let v = lookup(&i);
-            (i, v)
-        }));
+        block.extend(items.by_ref().take(LOOKUP_BLOCK));
         if block.is_empty() {
             return;
         }
-        block.drain(..).for_each(|(i, v)| each(i, v));
+        lookup(&block, &mut values);
+        assert_eq!(values.len(), block.len(), "a value an item");
+        block
+            .drain(..)
+            .zip(values.drain(..))
+            .for_each(|(i, v)| each(i, v));
     }
 }
 
@@ -296,7 +300,11 @@ mod tests {
             2 * super::LOOKUP_BLOCK + 7,
         ] {
             let mut got = Vec::new();
-            super::in_lookup_blocks(0..n, |&i| i * 3 + 1, |i, v| got.push((i, v)));
+            super::in_lookup_blocks(
+                0..n,
+                |b: &[usize], out| out.extend(b.iter().map(|&i| i * 3 + 1)),
+                |i, v| got.push((i, v)),
+            );
             let want: Vec<(usize, usize)> = (0..n).map(|i| (i, i * 3 + 1)).collect();
             assert_eq!(got, want, "{n} items");
         }

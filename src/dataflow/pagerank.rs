@@ -525,6 +525,23 @@ impl Part {
             .expect("the ledger knows every node of its worker's part")
     }
 
+    /// The URLs of nodes `nodes`, pushed to `out` in order, looked up
+    /// together ([`Ledger::urls_of`]).
+    pub fn urls<'l>(
+        &'l self,
+        ledger: &'l Ledger,
+        nodes: impl IntoIterator<Item = usize>,
+        out: &mut Vec<&'l str>,
+    ) {
+        let mut found = Vec::new();
+        ledger.urls_of(nodes.into_iter().map(|i| &self.pages[i]), &mut found);
+        out.extend(
+            found
+                .into_iter()
+                .map(|u| u.expect("the ledger knows every node of its worker's part")),
+        );
+    }
+
     /// The name of node `i`'s host (its site, as its URL marks it), which
     /// the ledger knows as it knows the URL.
     pub fn host_name<'l>(&self, ledger: &'l Ledger, i: usize) -> &'l str {
@@ -796,7 +813,12 @@ impl Solver {
             let to = p.pages.len().min(from.saturating_add(max));
             in_lookup_blocks(
                 from..to,
-                |&i| (p.url(ledger, i), p.host_name(ledger, i)),
+                |block: &[usize], rows| {
+                    let mut urls = Vec::with_capacity(block.len());
+                    p.urls(ledger, block.iter().copied(), &mut urls);
+                    let hosts = block.iter().map(|&i| p.host_name(ledger, i));
+                    rows.extend(urls.into_iter().zip(hosts));
+                },
                 |i, (url, host)| {
                     let rank = x[i];
                     if self.weights {

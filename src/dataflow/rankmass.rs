@@ -229,7 +229,9 @@ impl OrderRows<'_> {
         let (ledger, file) = (self.ledger, &mut *self.file);
         in_lookup_blocks(
             placed,
-            |p| part.url(ledger, p.node as usize),
+            |block: &[&Placed], urls| {
+                part.urls(ledger, block.iter().map(|p| p.node as usize), urls)
+            },
             |p, url| {
                 file.push(&RankmassOrderRow {
                     key,
