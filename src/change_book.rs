@@ -348,6 +348,11 @@ pub struct BookSettings {
 /// intervals (seconds) before it.
 type Touched = (PageId, u32, f64);
 
+/// Pages whose states and histories a restore or a snapshot's finish looks
+/// up together (see `IdMap::find_each`): both go through pages in order of
+/// id, so the page map and the histories are read at random.
+const LOOKUP_BLOCK: usize = 64;
+
 /// The change book of one worker's hosts.
 pub struct ChangeBook {
     settings: BookSettings,
@@ -417,26 +422,40 @@ impl ChangeBook {
     ) -> Vec<(ChangeKey, i64)> {
         let mut ids: Vec<PageId> = self.pages.keys().copied().collect();
         ids.sort_unstable();
-        for id in &ids {
-            let st = &states[id];
-            let chain = Chain(self.chains.get(self.pages[id].chain));
-            let pairs: Vec<(u64, bool)> = chain.intervals_us().collect();
-            let name = host_names(st.host);
-            for key in Self::group_keys(st, urls) {
-                let g = self.group(key, st, urls, &name);
-                g.pages += 1;
-                g.observations += u64::from(st.observations);
-                for &(tau, c) in &pairs {
-                    g.add_interval(tau, c);
+        // A block's entries looked up together, their URLs' bytes asked for
+        // too (see `LOOKUP_BLOCK`).
+        let (mut in_states, mut in_book) = (Vec::new(), Vec::new());
+        for block in ids.chunks(LOOKUP_BLOCK) {
+            in_states.clear();
+            in_book.clear();
+            states.find_each_ahead(
+                block,
+                |st| urls.prefetch(&st.url),
+                |_, found| in_states.push(found.expect("a page with a history is known").0),
+            );
+            self.pages
+                .find_each(block, |_, found| in_book.push(found.expect("listed").0));
+            for (&s, &b) in in_states.iter().zip(&in_book) {
+                let st = states.at(s).1;
+                let chain = Chain(self.chains.get(self.pages.at(b).1.chain));
+                let pairs: Vec<(u64, bool)> = chain.intervals_us().collect();
+                let name = host_names(st.host);
+                for key in Self::group_keys(st, urls) {
+                    let g = self.group(key, st, urls, &name);
+                    g.pages += 1;
+                    g.observations += u64::from(st.observations);
+                    for &(tau, c) in &pairs {
+                        g.add_interval(tau, c);
+                    }
                 }
+                let class = DomainClass::of_host(&name);
+                let counts = &mut self.counts;
+                let h = self.pages.at(b).1;
+                let chain = Chain(self.chains.get(h.chain));
+                Self::contributions(&self.settings, st, h, class, Some(chain), |k, c| {
+                    *counts.entry(k).or_default() += c
+                });
             }
-            let class = DomainClass::of_host(&name);
-            let counts = &mut self.counts;
-            let h = &self.pages[id];
-            let chain = Chain(self.chains.get(h.chain));
-            Self::contributions(&self.settings, st, h, class, Some(chain), |k, c| {
-                *counts.entry(k).or_default() += c
-            });
         }
         for g in self.groups.values_mut() {
             g.rate = rate_of(&g.estimate(), g.intervals, &self.settings.params);
@@ -669,52 +688,70 @@ impl ChangeBook {
         touched.dedup_by_key(|t| t.0);
         self.touched_last = touched.len();
         let params = self.settings.params.clone();
-        for &(id, changes_before, total_before) in &touched {
-            let st = &states[&id];
-            let Some(h) = self.pages.get_mut(&id) else {
-                continue;
-            };
-            h.touched = false;
-            // One scratch set of intervals for all pages: a page's estimate
-            // then allocates nothing.
-            let s = &mut self.scratch;
-            let chain = Chain(self.chains.get(h.chain));
-            chain.fill(h.changes, s);
-            let mle = s.mle();
-            let rate_class = s.rate_class(&self.class_rates);
-            h.rate_bits = mle.planning_rate().unwrap_or(f64::NAN).to_bits();
-            let host = host_names(st.host);
-            let class = DomainClass::of_host(&host);
-            let counts = &mut self.counts;
-            let h = &self.pages[&id];
-            let mut add = |k, c| *counts.entry(k).or_default() += c;
-            Self::contributions(&self.settings, st, h, class, None, &mut add);
-            let before = (changes_before, total_before);
-            Self::poisson_delta(&self.settings, h, chain, before, &mut add);
-            let censoring = Censoring::of(
-                st.first_fetched() == Some(self.settings.first_seq),
-                st.alive,
+        // A block's entries looked up together, their URLs' bytes asked for
+        // too (see `LOOKUP_BLOCK`).
+        let (mut in_states, mut in_book) = (Vec::new(), Vec::new());
+        for block in touched.chunks(LOOKUP_BLOCK) {
+            in_states.clear();
+            in_book.clear();
+            let ids = || block.iter().map(|t| &t.0);
+            states.find_each_ahead(
+                ids(),
+                |st| urls.prefetch(&st.url),
+                |_, found| in_states.push(found.expect("a touched page is known").0),
             );
-            let span = span_s(st);
-            emit(BookRow::Page(PageChangeRow {
-                url: urls.get(&st.url).to_string(),
-                host,
-                class,
-                observations: i64::from(st.observations),
-                changes: s.x as i64,
-                intervals: s.n as i64,
-                span_s: span.to_bits(),
-                naive: s.naive().map(f64::to_bits),
-                regular: s.regular().map(f64::to_bits),
-                mle: mle.lambda.map(f64::to_bits),
-                lo: mle.lo.map(f64::to_bits),
-                hi: mle.hi.map(f64::to_bits),
-                rate_class_days: rate_class.map(|(i, _)| params.rate_classes_days[i].to_bits()),
-                rate_class_p: rate_class.map(|(_, p)| p.to_bits()),
-                censoring,
-                lifespan_m1_s: span.to_bits(),
-                lifespan_m2_s: censoring.lifespan_m2(span).to_bits(),
-            }));
+            self.pages
+                .find_each(ids(), |_, found| in_book.push(found.map(|(i, _)| i)));
+            for ((&(_, changes_before, total_before), &at_state), &at_book) in
+                block.iter().zip(&in_states).zip(&in_book)
+            {
+                let st = states.at(at_state).1;
+                let Some(at_book) = at_book else {
+                    continue;
+                };
+                let h = self.pages.at_mut(at_book).1;
+                h.touched = false;
+                // One scratch set of intervals for all pages: a page's estimate
+                // then allocates nothing.
+                let s = &mut self.scratch;
+                let chain = Chain(self.chains.get(h.chain));
+                chain.fill(h.changes, s);
+                let mle = s.mle();
+                let rate_class = s.rate_class(&self.class_rates);
+                h.rate_bits = mle.planning_rate().unwrap_or(f64::NAN).to_bits();
+                let host = host_names(st.host);
+                let class = DomainClass::of_host(&host);
+                let counts = &mut self.counts;
+                let h = self.pages.at(at_book).1;
+                let mut add = |k, c| *counts.entry(k).or_default() += c;
+                Self::contributions(&self.settings, st, h, class, None, &mut add);
+                let before = (changes_before, total_before);
+                Self::poisson_delta(&self.settings, h, chain, before, &mut add);
+                let censoring = Censoring::of(
+                    st.first_fetched() == Some(self.settings.first_seq),
+                    st.alive,
+                );
+                let span = span_s(st);
+                emit(BookRow::Page(PageChangeRow {
+                    url: urls.get(&st.url).to_string(),
+                    host,
+                    class,
+                    observations: i64::from(st.observations),
+                    changes: s.x as i64,
+                    intervals: s.n as i64,
+                    span_s: span.to_bits(),
+                    naive: s.naive().map(f64::to_bits),
+                    regular: s.regular().map(f64::to_bits),
+                    mle: mle.lambda.map(f64::to_bits),
+                    lo: mle.lo.map(f64::to_bits),
+                    hi: mle.hi.map(f64::to_bits),
+                    rate_class_days: rate_class.map(|(i, _)| params.rate_classes_days[i].to_bits()),
+                    rate_class_p: rate_class.map(|(_, p)| p.to_bits()),
+                    censoring,
+                    lifespan_m1_s: span.to_bits(),
+                    lifespan_m2_s: censoring.lifespan_m2(span).to_bits(),
+                }));
+            }
         }
         let mut groups: Vec<GroupKey> = self.touched_groups.drain().map(|(k, _)| k).collect();
         groups.sort_unstable();
