@@ -10,9 +10,9 @@
 //!
 //! The table ([`Index`]) is `hashbrown`'s layout probed linearly: a tag byte
 //! and a position a slot, in two arrays, so that where a key's search starts
-//! is known from its hash, and a caller with many keys to look up can fetch
-//! each one's slots ahead ([`IdMap::prefetch`]) and then each one's entry
-//! ([`IdMap::prefetch_entry`]) before it compares any. The ledger looks up
+//! is known from its hash, and many keys looked up together
+//! ([`IdMap::find_each`]) have each one's slots fetched ahead, then each
+//! one's entry, before any is compared. The ledger looks up
 //! every page a snapshot names (2.7M on bench snapshot 9), nearly each a
 //! cache miss at every step.
 //!
@@ -22,7 +22,7 @@
 use std::hash::{BuildHasher, Hash};
 
 use crate::grow::push_by_eighths;
-use crate::tag_table::prefetch;
+use crate::prefetch::prefetch;
 
 type Hasher = foldhash::fast::FixedState;
 
@@ -78,13 +78,13 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
 
     /// The position of the first entry whose slot's tag matches `hash`'s,
     /// likely the key's (to prefetch with [`IdMap::prefetch_entry`]).
-    pub fn candidate(&self, hash: u64) -> Option<usize> {
+    fn candidate(&self, hash: u64) -> Option<usize> {
         self.index.candidates(hash).next().map(|i| i as usize)
     }
 
     /// Asks the processor for the entry at `position`.
     #[inline]
-    pub fn prefetch_entry(&self, position: usize) {
+    fn prefetch_entry(&self, position: usize) {
         if let Some(e) = self.entries.get(position) {
             prefetch(e);
         }

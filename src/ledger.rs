@@ -43,8 +43,8 @@ use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::output::echo::SourceKind;
 use crate::page_state::PageRunBuilder;
 pub use crate::page_state::PageState;
+use crate::prefetch::prefetch;
 use crate::state::{Outlinks, PartSizes, StateRecord};
-use crate::tag_table::prefetch;
 use crate::url_arena::UrlArena;
 
 /// Pages per [`StateRecord::Pages`] run at most: a run is decoded whole, and
@@ -466,14 +466,14 @@ impl Ledger {
     /// Pages are looked up [`GATHER_GROUP`] at a time, each step's cache
     /// misses for the whole group in flight together (the page map's slots,
     /// then the entries they name, then those entries' URLs; see
-    /// [`IdMap::prefetch`]): one at a time, each page waited on four misses
+    /// [`IdMap::find_each_ahead`]): one at a time, each page waited on four misses
     /// in a row, and the lookups were a tenth of a new snapshot's time.
     ///
     /// A page's record is boxed, and arrives from any worker: the box is
     /// asked for [`GATHER_AHEAD`] records before it is read, and its URL's
     /// bytes as it joins a group.
     pub fn gather(&mut self, batch: &mut Batch, records: &mut Vec<Record>) {
-        let mut group: Vec<(Record, u64)> = Vec::with_capacity(GATHER_GROUP);
+        let mut group: Vec<Record> = Vec::with_capacity(GATHER_GROUP);
         records.iter().take(GATHER_AHEAD).for_each(prefetch_boxed);
         let mut records = records.drain(..);
         while let Some(rec) = records.next() {
@@ -494,13 +494,14 @@ impl Ledger {
                     continue;
                 }
                 _ => {
-                    self.gather_one(batch, rec, 0);
+                    self.gather_one(batch, rec, None);
                     continue;
                 }
             };
-            let hash = self.pages.hash(&page);
-            self.pages.prefetch(hash);
-            group.push((rec, hash));
+            // The page's slots asked for as it joins the group, the longer
+            // before the group's lookup the better.
+            self.pages.prefetch(self.pages.hash(&page));
+            group.push(rec);
             if group.len() == GATHER_GROUP {
                 self.gather_group(batch, &mut group);
             }
@@ -508,29 +509,31 @@ impl Ledger {
         self.gather_group(batch, &mut group);
     }
 
-    /// Gathers the pages of `group` (their slots asked for already).
-    fn gather_group(&mut self, batch: &mut Batch, group: &mut Vec<(Record, u64)>) {
-        let mut candidates = [None; GATHER_GROUP];
-        for (c, (_, hash)) in candidates.iter_mut().zip(group.iter()) {
-            *c = self.pages.candidate(*hash);
-            if let Some(i) = *c {
-                self.pages.prefetch_entry(i);
-            }
-        }
-        for &i in candidates.iter().flatten() {
-            self.urls.prefetch(&self.pages.at(i).1.url);
-        }
-        for (rec, hash) in group.drain(..) {
-            self.gather_one(batch, rec, hash);
+    /// Gathers the page records of `group`, looked up together.
+    fn gather_group(&mut self, batch: &mut Batch, group: &mut Vec<Record>) {
+        let mut positions = Vec::with_capacity(group.len());
+        let pages = group.iter().map(|rec| match rec {
+            Record::Page(p) => &p.page,
+            Record::Mention(m) => &m.page,
+            _ => unreachable!("a group holds pages and mentions"),
+        });
+        self.pages.find_each_ahead(
+            pages,
+            |st| self.urls.prefetch(&st.url),
+            |_, found| positions.push(found.map(|(i, _)| i)),
+        );
+        for (rec, position) in group.drain(..).zip(positions) {
+            self.gather_one(batch, rec, position);
         }
     }
 
-    /// Gathers one record; `hash` is its page's in the page map, if a page.
-    fn gather_one(&mut self, batch: &mut Batch, rec: Record, hash: u64) {
-        // Where the page is in the page map if known (under 2^32: the map
-        // holds fewer entries), noting a collision with its URL.
-        let known = |page: &PageId, url: &UrlText, collision: &mut Option<String>| {
-            let i = self.pages.position_hashed(hash, page)?;
+    /// Gathers one record; `position` is its page's in the page map, if it
+    /// is a page the map holds.
+    fn gather_one(&mut self, batch: &mut Batch, rec: Record, position: Option<usize>) {
+        // The page's position (under 2^32: the map holds fewer entries),
+        // noting a collision with its URL.
+        let known = |url: &UrlText, collision: &mut Option<String>| {
+            let i = position?;
             let st = self.pages.at(i).1;
             if self.urls.bytes(&st.url) != url.url.as_bytes() && collision.is_none() {
                 *collision = Some(collision_message(self.urls.get(&st.url), &url.url));
@@ -538,11 +541,11 @@ impl Ledger {
             Some(i as u32)
         };
         match rec {
-            Record::Page(p) => match known(&p.page, &p.url, &mut batch.collision) {
+            Record::Page(p) => match known(&p.url, &mut batch.collision) {
                 Some(i) => push_by_eighths(&mut batch.known_fetches, KnownFetch::of(&p, i)),
                 None => push_by_eighths(&mut batch.new_fetches, *p),
             },
-            Record::Mention(m) => match known(&m.page, &m.url, &mut batch.collision) {
+            Record::Mention(m) => match known(&m.url, &mut batch.collision) {
                 Some(i) => push_by_eighths(&mut batch.seen, i),
                 None => push_by_eighths(&mut batch.mentions, *m),
             },

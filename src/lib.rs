@@ -28,6 +28,7 @@ pub mod output;
 pub mod page_state;
 pub mod peers;
 pub mod placement;
+pub mod prefetch;
 pub mod report;
 pub mod run;
 pub mod state;

@@ -19,6 +19,8 @@
 //! (wrapping at the end), and growing the table moves them in one pass.
 //! Values are never removed.
 
+use crate::prefetch::prefetch;
+
 /// A slot that holds nothing: the one tag and value pair that
 /// [`TagTable::insert`] refuses.
 const EMPTY: u64 = u64::MAX;
@@ -134,27 +136,6 @@ impl TagTable {
             self.place(slot);
         }
     }
-
-    /// The bytes the table holds.
-    pub fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<u64>()
-    }
-}
-
-/// Asks the processor to bring the cache line of `x` in (a hint: it changes
-/// no value, and is nothing on processors without the instruction here).
-#[inline(always)]
-pub fn prefetch<T: ?Sized>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing into the program and cannot fault;
-    // the pointer is of a live reference besides.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (x as *const T).cast::<i8>(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 #[cfg(test)]

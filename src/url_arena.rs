@@ -97,17 +97,17 @@ impl UrlArena {
     }
 
     /// Asks the processor to bring the URL's first and last bytes into the
-    /// cache (see [`crate::tag_table::prefetch`]): a URL is rarely longer
+    /// cache (see [`crate::prefetch::prefetch`]): a URL is rarely longer
     /// than two cache lines.
     #[inline]
     pub fn prefetch(&self, r: &UrlRef) {
         let offset = (r.at & u64::from(u32::MAX)) as usize;
         let chunk = &self.chunks[(r.at >> 32) as usize];
         if let Some(b) = chunk.get(offset) {
-            crate::tag_table::prefetch(b);
+            crate::prefetch::prefetch(b);
         }
         if let Some(b) = chunk.get(offset + (r.len as usize).saturating_sub(1)) {
-            crate::tag_table::prefetch(b);
+            crate::prefetch::prefetch(b);
         }
     }
 

@@ -445,7 +445,7 @@ impl UrlCache {
                 *first = self.seen.candidates(tag).next();
             }
             for &i in firsts.iter().flatten() {
-                crate::tag_table::prefetch(Self::endpoint(&self.blocks, i));
+                crate::prefetch::prefetch(Self::endpoint(&self.blocks, i));
             }
             for &i in firsts.iter().flatten() {
                 self.raw.prefetch(&Self::endpoint(&self.blocks, i).raw);
