@@ -60,6 +60,40 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
         self.hasher.hash_one(key)
     }
 
+    /// The map of `entries` in their order, which takes their vector as
+    /// its own (no copy; its spare capacity is room for later inserts) and
+    /// files each key in a new index. A key given twice ends as
+    /// [`Extend`] would leave it: at its first position, with its last
+    /// value.
+    pub fn from_entries(entries: Vec<(K, V)>) -> Self {
+        let mut map = IdMap::new();
+        let no_rehash = |_: u32| -> u64 { unreachable!("an empty index moves nothing") };
+        map.index.reserve(entries.len(), no_rehash);
+        // Each key's slots are asked for this many keys ahead: the index of
+        // a million entries is far larger than the cache.
+        const AHEAD: usize = 16;
+        for (i, (key, _)) in entries.iter().enumerate() {
+            if let Some((ahead, _)) = entries.get(i + AHEAD) {
+                map.index.prefetch(map.hasher.hash_one(ahead));
+            }
+            let hash = map.hasher.hash_one(key);
+            if map
+                .index
+                .candidates(hash)
+                .any(|j| entries[j as usize].0 == *key)
+            {
+                // Rare (never in a state webevo wrote): the general path.
+                let mut map = IdMap::new();
+                map.reserve(entries.len());
+                map.extend(entries);
+                return map;
+            }
+            map.index.insert(hash, i as u32, no_rehash);
+        }
+        map.entries = entries;
+        map
+    }
+
     /// Room for `additional` more entries without growing (exactly: the
     /// caller knows the final size, as a restore does).
     pub fn reserve(&mut self, additional: usize) {
@@ -402,6 +436,34 @@ mod tests {
             seen.push(*k);
         });
         assert_eq!(seen, keys, "every key, in order");
+    }
+
+    proptest! {
+        /// A map made from a vector of entries is the map that inserting
+        /// them one by one makes (duplicate keys included), and keeps the
+        /// vector's spare room.
+        #[test]
+        fn from_entries_is_extend(keys in proptest::collection::vec(0u64..3000, 0..3000), dup_free in any::<bool>()) {
+            let mut keys = keys;
+            if dup_free {
+                keys.sort_unstable();
+                keys.dedup();
+            }
+            let entries: Vec<(u64, usize)> = keys.iter().enumerate().map(|(i, &k)| (k * 7919, i)).collect();
+            let mut extended: IdMap<u64, usize> = IdMap::new();
+            extended.extend(entries.iter().copied());
+            let mut room = Vec::with_capacity(entries.len() + 100);
+            room.extend(entries.iter().copied());
+            let made = IdMap::from_entries(room);
+            prop_assert_eq!(made.iter().collect::<Vec<_>>(), extended.iter().collect::<Vec<_>>());
+            for &k in &keys {
+                prop_assert_eq!(made.find(&(k * 7919)), extended.find(&(k * 7919)));
+            }
+            prop_assert_eq!(made.get(&1), None);
+            if dup_free {
+                prop_assert_eq!(made.entries.capacity(), entries.len() + 100);
+            }
+        }
     }
 
     #[test]
