@@ -681,10 +681,14 @@ impl Ledger {
             );
         }
         let mut deltas = Deltas::default();
+        let mut new_now = Vec::new();
         for (id, st) in self.pages.iter() {
             if st.last_fetched() == Some(seq) {
                 self.fetched.push(*id);
                 deltas.add(st.host, HostFact::Fetched, 1);
+                if self.discovery && st.first_seen() == seq {
+                    new_now.push(*id);
+                }
             }
             if st.last_seen() == seq {
                 self.known.push(*id);
@@ -709,24 +713,34 @@ impl Ledger {
         self.events.sort_unstable();
         out.extend(finish(deltas));
         self.note_linked_sites();
-        self.emit_discovery(seq, false, out);
+        self.emit_discovery(seq, false, new_now, out);
     }
 
     /// Retracts the last snapshot's candidate coverers of new sites and emits
     /// those of `t`; with `closure_inputs`, also emits the closure's inputs of `t`
     /// as per-snapshot messages (never retracted: only the per-site stage reads
     /// them, at `t`, so a restore epoch needs none).
-    fn emit_discovery(&mut self, t: Seq, closure_inputs: bool, out: &mut Updates<'_>) {
+    ///
+    /// `new_now` lists the pages fetched at `t` and first seen then, which
+    /// its callers know without a probe of the page map per fetched page.
+    fn emit_discovery(
+        &mut self,
+        t: Seq,
+        closure_inputs: bool,
+        new_now: Vec<PageId>,
+        out: &mut Updates<'_>,
+    ) {
         if !self.discovery {
             return;
         }
+        debug_assert!(new_now
+            .iter()
+            .all(|id| self.pages[id].first_seen() == t && self.fetched.binary_search(id).is_ok()));
         out.extend(self.discovery_events.drain(..).map(|e| (e, -1)));
-        let pages = &self.pages;
-        let is_new = |id: &PageId| pages[id].first_seen() == t;
         // The new pages fetched now (a small part of the pages), so a link's
         // target costs a probe of a small set rather than of the page map.
         let new_now: std::collections::HashSet<PageId, foldhash::fast::FixedState> =
-            self.fetched.iter().copied().filter(is_new).collect();
+            new_now.into_iter().collect();
         let mut starts = Vec::new();
         let mut new_edges = Vec::new();
         // Candidate coverers of new sites: links of old pages fetched now to sites
@@ -798,7 +812,7 @@ impl Ledger {
             .map(|(site, src)| {
                 LedgerOut::OffSiteStart(HostKey {
                     host: site,
-                    key: (src, self.urls.get(&pages[&src].url).to_string()),
+                    key: (src, self.urls.get(&self.pages[&src].url).to_string()),
                 })
             })
             .collect();
@@ -894,6 +908,11 @@ impl Ledger {
         // The host of each fetched page that no snapshot knew before: only
         // those pages are new now, and only their hosts can be.
         let mut new_page_hosts: Vec<HostId> = Vec::with_capacity(new_fetches.len());
+        // Those pages themselves, for discovery (see `emit_discovery`).
+        let mut new_now: Vec<PageId> = Vec::new();
+        if self.discovery {
+            new_now.reserve_exact(new_fetches.len());
+        }
         // In the order of pages, as one list sorted together would be.
         let mut new_fetches = new_fetches.into_iter().peekable();
         let mut known_fetches = known_fetches.into_iter().peekable();
@@ -907,6 +926,9 @@ impl Ledger {
                 let obs = new_fetches.next().expect("peeked");
                 self.note_host(obs.host, obs.url.host(), t, out);
                 new_page_hosts.push(obs.host);
+                if self.discovery {
+                    new_now.push(obs.page);
+                }
                 let st = page_entry(
                     &mut self.pages,
                     &mut self.urls,
@@ -1031,7 +1053,7 @@ impl Ledger {
         }
         self.events = ev;
         out.extend(finish(deltas));
-        self.emit_discovery(t, true, out);
+        self.emit_discovery(t, true, new_now, out);
         crate::memory::trace(|| format!("snapshot {t}: ledger fold: discovery facts out"));
         if let Some(book) = self.change.as_mut() {
             let hosts = &self.hosts;
