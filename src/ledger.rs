@@ -44,7 +44,7 @@ use crate::output::echo::SourceKind;
 use crate::page_state::PageRunBuilder;
 pub use crate::page_state::PageState;
 use crate::prefetch::prefetch;
-use crate::state::{Outlinks, PartSizes, StateRecord};
+use crate::state::{PartSizes, StateRecord};
 use crate::url_arena::UrlArena;
 
 /// Pages per [`StateRecord::Pages`] run at most: a run is decoded whole, and
@@ -628,6 +628,10 @@ impl Ledger {
                 for l in o.links() {
                     self.restoring_links.push(self.link_hosts.link(l));
                 }
+            }
+            StateRecord::Links(b) => {
+                b.check()?;
+                self.restoring_links.append_block(&mut self.link_hosts, &b);
             }
             StateRecord::Event(k, c) => self.events.push((k, c)),
             StateRecord::Site(host, bytes) => {
@@ -1327,12 +1331,7 @@ impl Ledger {
             }
             Some(StateRecord::Pages(run.finish()))
         });
-        let link_hosts = &self.link_hosts;
-        let links = self.links.sources().map(move |o| {
-            let dsts = o.dsts.iter().zip(o.dst_hosts);
-            let dsts = dsts.map(|(&dst, &host)| (dst, link_hosts.id(host)));
-            StateRecord::Outlinks(Outlinks::of(o.src, link_hosts.id(o.src_host), dsts))
-        });
+        let links = self.links.blocks(&self.link_hosts).map(StateRecord::Links);
         let events = self.events.iter().map(|(k, c)| StateRecord::Event(*k, *c));
         let changes = self.change.iter().flat_map(move |book| {
             book.histories()
@@ -1621,7 +1620,9 @@ mod tests {
             let order = first.url_order();
             let state: Vec<StateRecord> = first.state_records(&order).collect();
             assert!(state.iter().any(|r| matches!(r, StateRecord::Pages(_))));
-            // The same state as version 4 wrote it, a record per page.
+            assert!(state.iter().any(|r| matches!(r, StateRecord::Links(_))));
+            // The same state as version 4 wrote it: a record per page, and
+            // (as version 5 also did) one per source's links.
             let version_4: Vec<StateRecord> = state
                 .iter()
                 .flat_map(|r| match r {
@@ -1638,6 +1639,7 @@ mod tests {
                         .unwrap();
                         pages
                     }
+                    StateRecord::Links(b) => b.outlinks().map(StateRecord::Outlinks).collect(),
                     r => vec![r.clone()],
                 })
                 .collect();

@@ -18,8 +18,16 @@ use std::collections::HashMap;
 use crate::grow::room_for;
 use crate::ledger::LinkKey;
 use crate::model::{HostId, PageId};
+use crate::state::LinkBlock;
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+
+/// Links a [`LinkBlock`] of the state holds (a block ends with the source
+/// that reaches this many): 8K links, 100 KB of block, whose vectors the
+/// allocator hands out again for the next block (blocks of 64K links, each
+/// vector fresh memory from the kernel, cost more page faults than the
+/// block saved).
+pub const LINK_BLOCK: u32 = 1 << 13;
 
 /// The hosts named by a worker's links, as dense 32-bit indices.
 #[derive(Default)]
@@ -241,6 +249,53 @@ impl LinkSet {
         *self.ends.last_mut().expect("a run is open") = self.dsts.len() as u32;
     }
 
+    /// The state's blocks of the set's links ([`LinkBlock`]): consecutive
+    /// sources, [`LINK_BLOCK`] links or a little more a block.
+    pub fn blocks<'a>(&'a self, hosts: &'a HostIndex) -> impl Iterator<Item = LinkBlock> + 'a {
+        // A host's place in the block being made, by its index in `hosts`
+        // (`u32::MAX`: none yet): an array access a link, not a hash probe.
+        let mut local: Vec<u32> = vec![u32::MAX; hosts.ids.len()];
+        let mut next = 0;
+        std::iter::from_fn(move || {
+            if next == self.srcs.len() {
+                return None;
+            }
+            let first = next;
+            let start = if first == 0 { 0 } else { self.ends[first - 1] };
+            next += self.ends[first..].partition_point(|&e| e - start < LINK_BLOCK);
+            next = (next + 1).min(self.srcs.len());
+            // The block's hosts, by their indices in `hosts`.
+            let mut named: Vec<u32> = Vec::new();
+            let mut place = |h: u32| {
+                let l = &mut local[h as usize];
+                if *l == u32::MAX {
+                    *l = named.len() as u32;
+                    named.push(h);
+                }
+                *l
+            };
+            let end = self.ends[next - 1];
+            let run = start as usize..end as usize;
+            let src_hosts = self.src_hosts[first..next]
+                .iter()
+                .map(|&h| place(h))
+                .collect();
+            let dst_hosts = self.dst_hosts[run.clone()]
+                .iter()
+                .map(|&h| place(h))
+                .collect();
+            named.iter().for_each(|&h| local[h as usize] = u32::MAX);
+            Some(LinkBlock {
+                hosts: named.iter().map(|&h| hosts.id(h)).collect(),
+                srcs: self.srcs[first..next].to_vec(),
+                src_hosts,
+                ends: self.ends[first..next].iter().map(|&e| e - start).collect(),
+                dsts: self.dsts[run].to_vec(),
+                dst_hosts,
+            })
+        })
+    }
+
     /// The bytes the set holds.
     pub fn heap_bytes(&self) -> usize {
         (self.srcs.capacity() + self.dsts.capacity()) * std::mem::size_of::<PageId>()
@@ -320,6 +375,21 @@ impl LinkGather {
 
     pub fn is_empty(&self) -> bool {
         self.set.dsts.is_empty()
+    }
+
+    /// Appends the links of a checked [`LinkBlock`] (see
+    /// [`LinkBlock::check`]), its hosts interned in `hosts`.
+    pub fn append_block(&mut self, hosts: &mut HostIndex, block: &LinkBlock) {
+        let local: Vec<u32> = block.hosts.iter().map(|&h| hosts.intern(h)).collect();
+        let set = &mut self.set;
+        let base = u32::try_from(set.dsts.len()).expect("fewer than 2^32 links per worker");
+        set.srcs.extend_from_slice(&block.srcs);
+        set.src_hosts
+            .extend(block.src_hosts.iter().map(|&h| local[h as usize]));
+        set.ends.extend(block.ends.iter().map(|&e| base + e));
+        set.dsts.extend_from_slice(&block.dsts);
+        set.dst_hosts
+            .extend(block.dst_hosts.iter().map(|&h| local[h as usize]));
     }
 
     /// Room for `links` more links from `sources` more sources, exactly.
@@ -479,6 +549,66 @@ mod tests {
 
     fn key(src: u64, dst: u64, src_host: u64, dst_host: u64) -> LinkKey {
         LinkKey::of(src, src_host, dst, dst_host)
+    }
+
+    /// A set's state blocks hold its links in order, each block under
+    /// `LINK_BLOCK` links but for its last source, and appended to a gather
+    /// of another worker (hosts interned in another order) give the set back.
+    #[test]
+    fn blocks_hold_the_set_and_restore_it() {
+        let mut hosts = HostIndex::default();
+        let mut want: Vec<LinkKey> = Vec::new();
+        // Sources of 1 to 40 links (one of 3 * LINK_BLOCK), over 300 hosts.
+        for src in 0..2000u64 {
+            let n = if src == 700 {
+                3 * LINK_BLOCK as u64
+            } else {
+                1 + src * 7 % 40
+            };
+            for d in 0..n {
+                let dst = (src * 31 + d * 17) % 100_000;
+                want.push(key(
+                    src * 3,
+                    dst,
+                    src % 300,
+                    if d % 3 == 0 { dst % 300 } else { src % 300 },
+                ));
+            }
+        }
+        want.sort_unstable();
+        want.dedup_by_key(|k| (k.src, k.dst));
+        let mut links: Vec<Link> = want.iter().map(|&k| hosts.link(k)).collect();
+        links.sort_unstable();
+        let set = LinkSet::from_sorted(&links);
+        let blocks: Vec<LinkBlock> = set.blocks(&hosts).collect();
+        assert!(blocks.len() > 3, "{}", blocks.len());
+        for b in &blocks {
+            b.check().unwrap();
+            let ends = &b.ends;
+            let before_last = if ends.len() > 1 {
+                ends[ends.len() - 2]
+            } else {
+                0
+            };
+            assert!(
+                before_last < LINK_BLOCK,
+                "only the last source reaches the limit"
+            );
+        }
+        let from_blocks: Vec<LinkKey> = blocks.iter().flat_map(|b| b.links()).collect();
+        assert_eq!(from_blocks, want);
+
+        let mut other = HostIndex::default();
+        other.intern(HostId(12345));
+        let mut gather = LinkGather::default();
+        blocks
+            .iter()
+            .for_each(|b| gather.append_block(&mut other, b));
+        let mut duplicates = 0;
+        let back = gather.into_set(&mut duplicates);
+        assert_eq!(duplicates, 0);
+        let back: Vec<LinkKey> = back.iter().map(|l| other.key(l)).collect();
+        assert_eq!(back, want);
     }
 
     #[test]

@@ -22,10 +22,11 @@ use crate::model::{HostFact, HostId, HostKey, PageId};
 use crate::page_state::{PageRecord, PageRun};
 
 /// Bumped whenever the state's meaning or encoding changes.
-pub const STATE_VERSION: u32 = 5;
+pub const STATE_VERSION: u32 = 6;
 /// The oldest version this webevo still reads: version 3 stored a link per
-/// [`StateRecord::Link`] record, and versions 3 and 4 a page per
-/// [`StateRecord::Page`] record, which version 5 still decodes.
+/// [`StateRecord::Link`] record, versions 3 and 4 a page per
+/// [`StateRecord::Page`] record, and version 5 a source's links per
+/// [`StateRecord::Outlinks`] record, which version 6 still decodes.
 const OLDEST_READABLE_VERSION: u32 = 3;
 const MAGIC: &[u8; 8] = b"WEVOSTAT";
 
@@ -53,6 +54,95 @@ pub enum StateRecord {
     /// Pages of one host, a third of the bytes of a [`StateRecord::Page`]
     /// each (version 5; see [`PageRun`]).
     Pages(PageRun),
+    /// The links of consecutive sources, as columns (version 6; see
+    /// [`LinkBlock`]).
+    Links(LinkBlock),
+}
+
+/// The links of the last snapshot from consecutive sources (in the order of
+/// their ids, each source's destinations sorted: the ledger's link set's
+/// order), as its columns, with the hosts named once a block. A restore
+/// appends the columns as they are, where [`Outlinks`] records cost an
+/// allocation and a host lookup per source and a sort of each source's
+/// links (listed on-host first).
+///
+/// Its sources need not share a host, so a restore that routes records by
+/// host splits a block into [`Outlinks`] first ([`LinkBlock::outlinks`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkBlock {
+    /// The hosts the block names; `src_hosts` and `dst_hosts` index it.
+    pub hosts: Vec<HostId>,
+    pub srcs: Vec<PageId>,
+    pub src_hosts: Vec<u32>,
+    /// Where each source's links end in `dsts`.
+    pub ends: Vec<u32>,
+    pub dsts: Vec<PageId>,
+    pub dst_hosts: Vec<u32>,
+}
+
+impl LinkBlock {
+    /// Whether the columns fit together: as many hosts and ends as sources,
+    /// ends rising to the last link, host indices in the table. A block that
+    /// passes cannot make a restore panic.
+    pub fn check(&self) -> Result<(), String> {
+        let n = self.srcs.len();
+        let hosts = self.hosts.len();
+        let bad = |what: &str| Err(format!("a link block's {what} do not fit its columns"));
+        if self.src_hosts.len() != n || self.ends.len() != n {
+            return bad("sources");
+        }
+        if self.dst_hosts.len() != self.dsts.len()
+            || self.ends.last().map_or(0, |&e| e as usize) != self.dsts.len()
+            || self.ends.windows(2).any(|w| w[0] > w[1])
+        {
+            return bad("ends");
+        }
+        if self
+            .src_hosts
+            .iter()
+            .chain(&self.dst_hosts)
+            .any(|&h| h as usize >= hosts)
+        {
+            return bad("host indices");
+        }
+        Ok(())
+    }
+
+    /// The source `i`'s host and destinations with their hosts (of a
+    /// checked block).
+    fn source(&self, i: usize) -> (PageId, HostId, impl Iterator<Item = (PageId, HostId)> + '_) {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        let run = start..self.ends[i] as usize;
+        let dsts = self.dsts[run.clone()].iter().zip(&self.dst_hosts[run]);
+        let host = |h: u32| self.hosts[h as usize];
+        (
+            self.srcs[i],
+            host(self.src_hosts[i]),
+            dsts.map(move |(&d, &h)| (d, host(h))),
+        )
+    }
+
+    /// One [`Outlinks`] record per source (of a checked block), to route by
+    /// host.
+    pub fn outlinks(&self) -> impl Iterator<Item = Outlinks> + '_ {
+        (0..self.srcs.len()).map(|i| {
+            let (src, host, dsts) = self.source(i);
+            Outlinks::of(src, host, dsts)
+        })
+    }
+
+    /// Every link, in order (of a checked block).
+    pub fn links(&self) -> impl Iterator<Item = LinkKey> + '_ {
+        (0..self.srcs.len()).flat_map(|i| {
+            let (src, src_host, dsts) = self.source(i);
+            dsts.map(move |(dst, dst_host)| LinkKey {
+                src,
+                dst,
+                src_host,
+                dst_host,
+            })
+        })
+    }
 }
 
 /// The links of the last snapshot from one source page, as the state stores
@@ -124,6 +214,14 @@ impl StateRecord {
             StateRecord::Echo(h, _) => *h,
             StateRecord::Outlinks(o) => o.src_host,
             StateRecord::Pages(run) => run.host,
+            // Routed only once split (`LinkBlock::outlinks`); its sources'
+            // hosts are checked one by one where it is read in place.
+            StateRecord::Links(b) => b
+                .src_hosts
+                .first()
+                .and_then(|&h| b.hosts.get(h as usize))
+                .copied()
+                .unwrap_or(HostId(0)), // an empty block names no host
         }
     }
 }
@@ -508,6 +606,51 @@ mod tests {
         let mut back: Vec<LinkKey> = groups.iter().flat_map(|g| g.links()).collect();
         back.sort_unstable();
         assert_eq!(back, links);
+    }
+
+    /// A link block's columns must fit together; one that does gives its
+    /// links back, one `Outlinks` per source.
+    #[test]
+    fn link_blocks_check_their_columns() {
+        let block = LinkBlock {
+            hosts: vec![HostId(10), HostId(11)],
+            srcs: vec![PageId(1), PageId(5)],
+            src_hosts: vec![0, 1],
+            ends: vec![2, 3],
+            dsts: vec![PageId(2), PageId(3), PageId(1)],
+            dst_hosts: vec![0, 1, 0],
+        };
+        block.check().unwrap();
+        let want = vec![link(1, 10, 2, 10), link(1, 10, 3, 11), link(5, 11, 1, 10)];
+        assert_eq!(block.links().collect::<Vec<_>>(), want);
+        let outlinks: Vec<Outlinks> = block.outlinks().collect();
+        assert_eq!(outlinks, Outlinks::group(&want).collect::<Vec<_>>());
+        let bad = [
+            LinkBlock {
+                src_hosts: vec![0],
+                ..block.clone()
+            },
+            LinkBlock {
+                ends: vec![2, 4],
+                ..block.clone()
+            },
+            LinkBlock {
+                ends: vec![3, 2],
+                ..block.clone()
+            },
+            LinkBlock {
+                dst_hosts: vec![0, 2, 0],
+                ..block.clone()
+            },
+            LinkBlock {
+                hosts: vec![HostId(10)],
+                ..block.clone()
+            },
+        ];
+        for b in bad {
+            assert!(b.check().is_err(), "{b:?}");
+        }
+        assert!(LinkBlock::default().check().is_ok());
     }
 
     /// Records written over several blocks read back in order, and a file cut

@@ -182,8 +182,19 @@ fn restore(
             let mut undecoded = None;
             state::read_part(part, |rec: StateRecord| {
                 records += 1;
-                if ctx.placement.owner(rec.host()) != ctx.index {
-                    misplaced.get_or_insert(rec.host());
+                let mut check = |host| {
+                    if ctx.placement.owner(host) != ctx.index {
+                        misplaced.get_or_insert(host);
+                    }
+                };
+                match &rec {
+                    // Of many sources, not one host.
+                    StateRecord::Links(b) => b
+                        .src_hosts
+                        .iter()
+                        .filter_map(|&h| b.hosts.get(h as usize))
+                        .for_each(|&h| check(h)),
+                    rec => check(rec.host()),
                 }
                 if let Err(e) = ledger.restore_record(rec, out) {
                     undecoded.get_or_insert(e);
@@ -289,8 +300,14 @@ pub fn send_state(
     let parts = state::part_files(&ctx.plan.state_dir)?;
     for (j, part) in parts.iter().enumerate() {
         if j % peers == ctx.index {
-            state::read_part(part, |rec: StateRecord| {
-                send(Record::Restore(Box::new(rec)))
+            state::read_part(part, |rec: StateRecord| match rec {
+                // Its sources go to their hosts' workers one by one.
+                StateRecord::Links(b) if b.check().is_ok() => {
+                    for o in b.outlinks() {
+                        send(Record::Restore(Box::new(StateRecord::Outlinks(o))));
+                    }
+                }
+                rec => send(Record::Restore(Box::new(rec))),
             })?;
         }
     }
