@@ -218,6 +218,8 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
         snapshots: Vec::new(),
         runs: Vec::new(),
     });
+    // The run rewrote the whole state, at this version.
+    manifest.state_version = STATE_VERSION;
     manifest
         .snapshots
         .extend(plan.snapshots.iter().map(|s| s.meta.clone()));

@@ -122,3 +122,32 @@ fn two_runs_started_together_end_as_one() {
     assert_eq!(tables(&out), tables(&reference));
     assert!(!out.join("_lock").exists());
 }
+
+/// Every run writes the whole state at the current version, so the
+/// manifest records that version, not the one of the run that began the
+/// output.
+#[test]
+fn the_manifest_records_the_state_version_last_written() {
+    let dir = tempdir();
+    let full = generated(Preset::Tiny, 3, &dir.path().join("in"));
+    let seqs = snapshot_seqs(&full);
+    let half = subset(
+        &full,
+        &dir.path().join("half"),
+        seqs[..seqs.len() / 2].iter().copied(),
+    );
+    let out = dir.path().join("out");
+    run_in_process(&half, &out, 2).unwrap();
+    let path = out.join("_manifest.json");
+    let version = |m: &serde_json::Value| m["state_version"].as_u64().unwrap();
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert_eq!(version(&manifest), u64::from(webevo::state::STATE_VERSION));
+    // As an output begun by an older webevo records it.
+    manifest["state_version"] = 5.into();
+    fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    let more = run_in_process(&full, &out, 2).unwrap();
+    assert!(!more.snapshots.is_empty());
+    let manifest: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert_eq!(version(&manifest), u64::from(webevo::state::STATE_VERSION));
+}
