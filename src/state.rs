@@ -82,7 +82,8 @@ pub struct LinkBlock {
 
 impl LinkBlock {
     /// Whether the columns fit together: as many hosts and ends as sources,
-    /// ends rising to the last link, host indices in the table. A block that
+    /// ends rising to the last link (no source without links), host indices
+    /// in the table. A block that
     /// passes cannot make a restore panic.
     pub fn check(&self) -> Result<(), String> {
         let n = self.srcs.len();
@@ -93,7 +94,8 @@ impl LinkBlock {
         }
         if self.dst_hosts.len() != self.dsts.len()
             || self.ends.last().map_or(0, |&e| e as usize) != self.dsts.len()
-            || self.ends.windows(2).any(|w| w[0] > w[1])
+            || self.ends.first() == Some(&0)
+            || self.ends.windows(2).any(|w| w[0] >= w[1])
         {
             return bad("ends");
         }
@@ -636,6 +638,14 @@ mod tests {
             },
             LinkBlock {
                 ends: vec![3, 2],
+                ..block.clone()
+            },
+            LinkBlock {
+                ends: vec![3, 3],
+                ..block.clone()
+            },
+            LinkBlock {
+                ends: vec![0, 3],
                 ..block.clone()
             },
             LinkBlock {
