@@ -1234,7 +1234,6 @@ impl Ledger {
             .map(|(&dst, &host)| (dst, self.link_hosts.id(host)))
     }
 
-    /// The URL of a page this worker's ledger knows.
     /// The URL of each of `pages` (`None` for a page it does not know), in
     /// order, a group at a time with their cache misses in flight together:
     /// the page map's slots, then its entries, then the URLs' bytes (see
@@ -1253,6 +1252,7 @@ impl Ledger {
         );
     }
 
+    /// The URL of a page this worker's ledger knows.
     pub fn url_of(&self, page: PageId) -> Option<&str> {
         self.pages.get(&page).map(|st| self.urls.get(&st.url))
     }
@@ -1836,10 +1836,8 @@ mod tests {
         assert_eq!(l.pages[&PageId::of("http://a.com/x")].last_seen(), 1);
     }
 
-    /// Pages fetched twice in a snapshot, known ones and new ones, keep their
-    /// latest fetch: the state and updates are those of a snapshot that held
-    /// only the latest fetches, in any order of arrival, and the duplicates
-    /// are counted.
+    /// `urls_of` gives what `url_of` gives page by page, unknown pages
+    /// included, over several lookup groups.
     #[test]
     fn urls_of_is_url_of_in_turn() {
         let mut l = Ledger::default();
@@ -1865,6 +1863,10 @@ mod tests {
         assert_eq!(got[100], None);
     }
 
+    /// Pages fetched twice in a snapshot, known ones and new ones, keep their
+    /// latest fetch: the state and updates are those of a snapshot that held
+    /// only the latest fetches, in any order of arrival, and the duplicates
+    /// are counted.
     #[test]
     fn duplicate_fetches_keep_the_latest() {
         let at = |url: &str, time: Micros, digest: u64| {

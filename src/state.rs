@@ -204,6 +204,20 @@ impl Outlinks {
 }
 
 impl StateRecord {
+    /// Calls `f` with the host of each source the record holds: its one
+    /// host ([`StateRecord::host`]), or each source's of a [`LinkBlock`],
+    /// whose sources need not share one.
+    pub fn each_host(&self, mut f: impl FnMut(HostId)) {
+        match self {
+            StateRecord::Links(b) => b
+                .src_hosts
+                .iter()
+                .filter_map(|&h| b.hosts.get(h as usize))
+                .for_each(|&h| f(h)),
+            rec => f(rec.host()),
+        }
+    }
+
     pub fn host(&self) -> HostId {
         match self {
             StateRecord::Page(_, p) => p.state.host,
@@ -216,8 +230,8 @@ impl StateRecord {
             StateRecord::Echo(h, _) => *h,
             StateRecord::Outlinks(o) => o.src_host,
             StateRecord::Pages(run) => run.host,
-            // Routed only once split (`LinkBlock::outlinks`); its sources'
-            // hosts are checked one by one where it is read in place.
+            // Routed only once split (`LinkBlock::outlinks`); see
+            // `each_host`.
             StateRecord::Links(b) => b
                 .src_hosts
                 .first()
@@ -627,6 +641,9 @@ mod tests {
         assert_eq!(block.links().collect::<Vec<_>>(), want);
         let outlinks: Vec<Outlinks> = block.outlinks().collect();
         assert_eq!(outlinks, Outlinks::group(&want).collect::<Vec<_>>());
+        let mut hosts = Vec::new();
+        StateRecord::Links(block.clone()).each_host(|h| hosts.push(h));
+        assert_eq!(hosts, [HostId(10), HostId(11)], "each source's host");
         let bad = [
             LinkBlock {
                 src_hosts: vec![0],

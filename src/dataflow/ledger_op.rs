@@ -182,20 +182,11 @@ fn restore(
             let mut undecoded = None;
             state::read_part(part, |rec: StateRecord| {
                 records += 1;
-                let mut check = |host| {
+                rec.each_host(|host| {
                     if ctx.placement.owner(host) != ctx.index {
                         misplaced.get_or_insert(host);
                     }
-                };
-                match &rec {
-                    // Of many sources, not one host.
-                    StateRecord::Links(b) => b
-                        .src_hosts
-                        .iter()
-                        .filter_map(|&h| b.hosts.get(h as usize))
-                        .for_each(|&h| check(h)),
-                    rec => check(rec.host()),
-                }
+                });
                 if let Err(e) = ledger.restore_record(rec, out) {
                     undecoded.get_or_insert(e);
                 }
