@@ -1366,6 +1366,28 @@ impl Ledger {
         order
     }
 
+    /// The state, URL and host name of the pages at `order`'s positions (of
+    /// [`Self::pages`]), in that order. A host's name is looked up once a
+    /// run of its pages: in URL order a host's pages come together.
+    pub fn pages_at<'a>(
+        &'a self,
+        order: &'a [u32],
+    ) -> impl Iterator<Item = (&'a PageState, &'a str, &'a str)> + 'a {
+        let mut host: Option<(HostId, &str)> = None;
+        order.iter().map(move |&i| {
+            let st = self.pages.at(i as usize).1;
+            let name = match host {
+                Some((h, name)) if h == st.host => name,
+                _ => {
+                    let name = self.hosts[&st.host].name.as_str();
+                    host = Some((st.host, name));
+                    name
+                }
+            };
+            (st, self.urls.get(&st.url), name)
+        })
+    }
+
     /// Every known page's state, URL and host name.
     pub fn pages(&self) -> impl Iterator<Item = (&PageState, &str, &str)> + '_ {
         self.pages

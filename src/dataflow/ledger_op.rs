@@ -233,16 +233,16 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
         ctx.placement.save(&plan.staged_state_dir())?;
     }
 
-    // The pages in the ledger's memory order, to be taken in URL order.
-    let pages: Vec<(&PageState, &str, &str)> = ledger.pages().collect();
     let path = part_path(&plan.table_dir("pages", None), ctx.index);
     let mut part = PartWriter::<PageRow<'_>>::create(&path, &plan.job.write)?;
     let row_ctx = RowContext { snapshot: None };
     let time = |seq| plan.meta(seq).time;
     // A block of rows at a time, its states and URLs first copied out in a
-    // loop of their own: in URL order they lie scattered over the ledger's
-    // memory, and read one by one between the Arrow appends of each row the
-    // worker waited on each cache miss in turn (most of the finish's time).
+    // loop of their own: read one by one between the Arrow appends of each
+    // row, the worker waited on each cache miss in turn. The rows come
+    // straight from the ledger (`Ledger::pages_at`): a vector of every
+    // page's state, URL and host first was 40 bytes a page of the finish's
+    // peak.
     const BLOCK: usize = 4096;
     let mut states: Vec<PageState> = Vec::with_capacity(BLOCK);
     let mut hosts: Vec<&str> = Vec::with_capacity(BLOCK);
@@ -253,8 +253,7 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
         hosts.clear();
         urls.clear();
         url_ends.clear();
-        for &i in block {
-            let (state, url, host) = pages[i as usize];
+        for (state, url, host) in ledger.pages_at(block) {
             states.push(state.clone());
             hosts.push(host);
             urls.push_str(url);
