@@ -36,6 +36,7 @@ use crate::change_book::{BookRow, ChangeBook, ChangeKey};
 use crate::dataflow::echo::{EchoMsg, SourceObs};
 use crate::grow::{push_by_eighths, room_for};
 use crate::id_map::IdMap;
+use crate::ingest::page_batch::{Fetch, PageBatch};
 use crate::ingest::{ClickObs, LinkObs, Mention, OddRows, PageObs, Record, UrlText};
 use crate::link_set::{self, Fresh, HostIndex, Link, LinkGather, LinkSet};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
@@ -198,6 +199,17 @@ impl KnownFetch {
             fetch_time: obs.fetch_time,
             digest: obs.digest,
             status: obs.status.unwrap_or(Self::NO_STATUS),
+            position,
+        }
+    }
+
+    /// The fetch `f` of `page` from a [`PageBatch`].
+    fn of_fetch(page: PageId, f: &Fetch, position: u32) -> KnownFetch {
+        KnownFetch {
+            page,
+            fetch_time: f.fetch_time,
+            digest: f.digest,
+            status: f.status.unwrap_or(Self::NO_STATUS),
             position,
         }
     }
@@ -493,6 +505,10 @@ impl Ledger {
                     batch.links.push(self.link_hosts.link(LinkKey::from(*l)));
                     continue;
                 }
+                Record::Pages(b) => {
+                    self.gather_pages(batch, b);
+                    continue;
+                }
                 _ => {
                     self.gather_one(batch, rec, None);
                     continue;
@@ -527,6 +543,36 @@ impl Ledger {
         }
     }
 
+    /// Gathers a batch of pages or of mentions: their ids looked up as a
+    /// group's are ([`Self::gather_group`]), and only the pages not known
+    /// yet copied out of it, with their URLs.
+    fn gather_pages(&mut self, batch: &mut Batch, b: &PageBatch) {
+        let (urls, mut i) = (&self.urls, 0);
+        self.pages.find_each_ahead(
+            &b.pages,
+            |st| urls.prefetch(&st.url),
+            |_, found| {
+                if let Some((_, st)) = found {
+                    if urls.bytes(&st.url) != b.url(i).as_bytes() && batch.collision.is_none() {
+                        batch.collision = Some(collision_message(urls.get(&st.url), b.url(i)));
+                    }
+                }
+                // Under 2^32: the map holds fewer entries.
+                let position = found.map(|(p, _)| p as u32);
+                match (b.fetched(), position) {
+                    (true, Some(p)) => push_by_eighths(
+                        &mut batch.known_fetches,
+                        KnownFetch::of_fetch(b.pages[i], &b.fetches[i], p),
+                    ),
+                    (true, None) => push_by_eighths(&mut batch.new_fetches, b.page_obs(i)),
+                    (false, Some(p)) => push_by_eighths(&mut batch.seen, p),
+                    (false, None) => push_by_eighths(&mut batch.mentions, b.mention(i)),
+                }
+                i += 1;
+            },
+        );
+    }
+
     /// Gathers one record; `position` is its page's in the page map, if it
     /// is a page the map holds.
     fn gather_one(&mut self, batch: &mut Batch, rec: Record, position: Option<usize>) {
@@ -550,6 +596,7 @@ impl Ledger {
                 None => push_by_eighths(&mut batch.mentions, *m),
             },
             Record::Link(l) => batch.links.push(self.link_hosts.link(LinkKey::from(l))),
+            Record::Pages(b) => self.gather_pages(batch, &b),
             Record::Restore(s) => batch.restore.push(*s),
             Record::Click(c) => batch.clicks.push(*c),
         }
@@ -1973,5 +2020,66 @@ mod tests {
         restored.restore(1, l.state_records(&l.url_order()).collect());
         let sizes = restored.batch_sizes();
         assert_eq!((sizes.known_fetches, sizes.seen, sizes.links), (2, 4, 2));
+    }
+
+    /// `records` with their pages and mentions in batches (one worker's, as
+    /// `PageBatcher` sends them, a few pages a batch).
+    fn batched(records: Vec<Record>) -> Vec<Record> {
+        let mut out = Vec::new();
+        let owner = |_| 0;
+        let mut batcher = crate::ingest::PageBatcher::new(1, &owner, |r| out.push(r));
+        for rec in records {
+            crate::ingest::RecordSink::record(&mut batcher, rec);
+        }
+        batcher.flush();
+        drop(batcher);
+        out
+    }
+
+    /// A ledger that takes its pages and mentions in batches folds every
+    /// snapshot to the same updates and the same state as one that takes
+    /// them a record each, and reports a collision on arrival the same way.
+    #[test]
+    fn batched_pages_fold_as_records_do() {
+        let snapshot = |t: u64| {
+            let mut records = Vec::new();
+            for i in 0..5000u64 {
+                if !(i + t).is_multiple_of(3) {
+                    let url = format!("http://h{}.example/p{i}", i % 13);
+                    records.push(page(&url, (i * t) % 5));
+                }
+                if i % 2 == 0 {
+                    let src = format!("http://h{}.example/p{i}", i % 13);
+                    let dst = format!("http://h{}.example/p{}", (i + 1) % 7, (i * 7 + t) % 9000);
+                    records.extend(link(&src, &dst));
+                }
+            }
+            records
+        };
+        let (mut one, mut many) = (Ledger::default(), Ledger::default());
+        for t in 0..3 {
+            let mut a = one.advance(&meta(t, false), snapshot(t)).unwrap();
+            let mut b = many.advance(&meta(t, false), batched(snapshot(t))).unwrap();
+            assert!(
+                b.len() > 40,
+                "snapshot {t} moves the hosts' facts: {}",
+                b.len()
+            );
+            a.sort();
+            b.sort();
+            assert_eq!(a, b, "snapshot {t}");
+        }
+        let records =
+            |l: &Ledger| format!("{:?}", l.state_records(&l.url_order()).collect::<Vec<_>>());
+        assert_eq!(records(&one), records(&many));
+
+        let mut fetch = page("http://h1.example/other", 1);
+        if let Record::Page(obs) = &mut fetch {
+            obs.page = PageId::of("http://h1.example/p1");
+        }
+        let err = many
+            .advance(&meta(3, false), batched(vec![fetch]))
+            .unwrap_err();
+        assert!(err.contains("collision"), "{err}");
     }
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::error::InputError;
 use crate::ingest::crawl_dir::CrawlDir;
 use crate::ingest::table::Share;
-use crate::ingest::{read_clicks, read_snapshot, read_trust, OddRows, ReadCounts};
+use crate::ingest::{read_clicks, read_snapshot, read_trust, Discard, OddRows, ReadCounts};
 use crate::job::{Job, SiteKey};
 
 #[derive(Debug, clap::Args)]
@@ -85,7 +85,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let start = Instant::now();
         let shares = on_threads(args.workers, |share| {
             let mut odd = OddRows::default();
-            let counts = read_snapshot(snap, share, site_key, &mut odd, &mut |_| {})?;
+            let counts = read_snapshot(snap, share, site_key, &mut odd, &mut Discard)?;
             Ok((counts, odd))
         })?;
         let mut total = SnapshotCheck {

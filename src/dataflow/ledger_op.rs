@@ -35,7 +35,7 @@ pub fn ledger<'s>(
     type Out = Vec<(LedgerOut, Seq, isize)>;
     records
         .unary_frontier::<CapacityContainerBuilder<Out>, _, _, _>(
-            Exchange::new(move |r: &Record| placement.route(r.host())),
+            Exchange::new(move |r: &Record| r.route(&placement)),
             "Ledger",
             move |cap, _info| {
                 let mut epochs = ctx.plan.epochs();

@@ -6,6 +6,7 @@
 //! [`InputError`]; merely odd rows are counted in [`OddRows`] and skipped.
 
 pub mod crawl_dir;
+pub mod page_batch;
 pub mod table;
 pub mod url;
 
@@ -19,10 +20,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::{digest_hash, HostId, Micros, PageId};
+use crate::placement::Placement;
 use crate::state::StateRecord;
 use crate::tag_table::TagTable;
 use crate::url_arena::{UrlArena, UrlRef};
 use crawl_dir::SnapshotInput;
+pub use page_batch::{Fetch, PageBatcher};
 use table::{dict_value, Row, Share};
 use url::{normalize_for, NormalUrl};
 
@@ -96,7 +99,7 @@ pub struct ClickObs {
 /// Width of a click-log bin, microseconds.
 pub const CLICK_BIN: Micros = 20 * 60 * 1_000_000;
 
-/// Everything the ledger receives, routed by [`Record::host`].
+/// Everything the ledger receives, routed by [`Record::route`].
 ///
 /// Links are by far the most numerous records, so the other variants are boxed to
 /// keep a record at 40 bytes.
@@ -105,6 +108,8 @@ pub enum Record {
     Page(Box<PageObs>),
     Link(LinkObs),
     Mention(Box<Mention>),
+    /// Pages or mentions of hosts of one worker (see [`page_batch`]).
+    Pages(Box<page_batch::PageBatch>),
     /// Ledger state persisted by an earlier run.
     Restore(Box<StateRecord>),
     /// A click-log row (the ECHO analysis), at the snapshot where its bin has ended.
@@ -114,13 +119,25 @@ pub enum Record {
 const _: () = assert!(std::mem::size_of::<Record>() == 40);
 
 impl Record {
-    pub fn host(&self) -> HostId {
-        match self {
+    /// The exchange routing value of the record (see [`Placement::route`]):
+    /// that of its host, or a batch's worker.
+    pub fn route(&self, placement: &Placement) -> u64 {
+        let host = match self {
             Record::Page(p) => p.host,
             Record::Link(l) => l.src_host,
             Record::Mention(m) => m.host,
+            Record::Pages(b) => return u64::from(b.to),
             Record::Restore(s) => s.host(),
             Record::Click(c) => c.host,
+        };
+        placement.route(host)
+    }
+
+    /// The rows of input the record stands for: a batch's pages, else one.
+    pub fn rows(&self) -> u64 {
+        match self {
+            Record::Pages(b) => b.len() as u64,
+            _ => 1,
         }
     }
 }
@@ -180,13 +197,68 @@ pub fn read_page_hosts(
     })
 }
 
-/// Reads this worker's share of `snap`, handing records to `emit`.
+/// Where [`read_snapshot`] hands what it reads. A closure taking records is
+/// one: it gets every fetched page and every page a link names as a record
+/// of its own, boxed.
+pub trait RecordSink {
+    fn record(&mut self, rec: Record);
+
+    /// A fetched page, its URL lent: a sink that copies what it needs (a
+    /// [`PageBatcher`]) spares the page's box and URL string.
+    fn page(&mut self, page: PageRef<'_>) {
+        self.record(Record::Page(Box::new(page.to_obs())))
+    }
+
+    /// A page named by a link.
+    fn mention(&mut self, m: Mention) {
+        self.record(Record::Mention(Box::new(m)))
+    }
+}
+
+impl<F: FnMut(Record)> RecordSink for F {
+    fn record(&mut self, rec: Record) {
+        self(rec)
+    }
+}
+
+/// A sink that drops everything, boxing nothing: what `webevo check` reads
+/// into.
+pub struct Discard;
+
+impl RecordSink for Discard {
+    fn record(&mut self, _: Record) {}
+    fn page(&mut self, _: PageRef<'_>) {}
+    fn mention(&mut self, _: Mention) {}
+}
+
+/// A fetched page as [`read_snapshot`] lends it to a [`RecordSink`].
+pub struct PageRef<'a> {
+    pub host: HostId,
+    pub page: PageId,
+    pub url: &'a NormalUrl,
+    pub fetch: Fetch,
+}
+
+impl PageRef<'_> {
+    pub fn to_obs(&self) -> PageObs {
+        PageObs {
+            host: self.host,
+            page: self.page,
+            url: UrlText::from(self.url.clone()),
+            fetch_time: self.fetch.fetch_time,
+            status: self.fetch.status,
+            digest: self.fetch.digest,
+        }
+    }
+}
+
+/// Reads this worker's share of `snap`, handing what it reads to `emit`.
 pub fn read_snapshot(
     snap: &SnapshotInput,
     share: Share,
     site_key: SiteKey,
     odd: &mut OddRows,
-    emit: &mut dyn FnMut(Record),
+    emit: &mut dyn RecordSink,
 ) -> Result<ReadCounts, InputError> {
     let mut counts = ReadCounts::default();
     let salt = pages_salt(snap);
@@ -204,15 +276,16 @@ pub fn read_snapshot(
             })
             .transpose()?;
         let digest = row.text(3)?.map(digest_hash).unwrap_or(0);
-        let url = UrlText::from(url);
-        emit(Record::Page(Box::new(PageObs {
+        emit.page(PageRef {
             host: HostId::of(url.host()),
             page: PageId::of(&url.url),
-            url,
-            fetch_time,
-            status,
-            digest,
-        })));
+            url: &url,
+            fetch: Fetch {
+                fetch_time,
+                status,
+                digest,
+            },
+        });
         counts.pages += 1;
         Ok(())
     })?;
@@ -239,7 +312,7 @@ pub fn read_snapshot(
         urls.announce(src, emit);
         urls.announce(dst, emit);
         let (src, dst) = (src_ids, dst_ids);
-        emit(Record::Link(LinkObs {
+        emit.record(Record::Link(LinkObs {
             src_host: src.0,
             src: src.1,
             dst: dst.1,
@@ -510,14 +583,14 @@ impl UrlCache {
     }
 
     /// Announces the page of endpoint `i` if it was not yet.
-    fn announce(&mut self, i: u32, emit: &mut dyn FnMut(Record)) {
+    fn announce(&mut self, i: u32, emit: &mut dyn RecordSink) {
         let (word, bit) = (i as usize / 64, 1u64 << (i % 64));
         if self.announced[word] & bit != 0 {
             return;
         }
         self.announced[word] |= bit;
         if let (Some((host, page)), Some(url)) = (self.ids(i), self.pending.remove(&i)) {
-            emit(Record::Mention(Box::new(Mention { host, page, url })));
+            emit.mention(Mention { host, page, url });
         }
     }
 }
