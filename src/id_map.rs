@@ -56,7 +56,7 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
     }
 
     /// The hash of `key` that the map files it under.
-    pub fn hash(&self, key: &K) -> u64 {
+    fn hash(&self, key: &K) -> u64 {
         self.hasher.hash_one(key)
     }
 
@@ -106,7 +106,7 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
     /// Asks the processor for the slots where the search for the key of
     /// hash `hash` starts (see the module docs).
     #[inline]
-    pub fn prefetch(&self, hash: u64) {
+    fn prefetch(&self, hash: u64) {
         self.index.prefetch(hash);
     }
 

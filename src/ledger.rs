@@ -44,7 +44,6 @@ use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::output::echo::SourceKind;
 use crate::page_state::PageRunBuilder;
 pub use crate::page_state::PageState;
-use crate::prefetch::prefetch;
 use crate::state::{PartSizes, StateRecord};
 use crate::url_arena::UrlArena;
 
@@ -257,23 +256,6 @@ impl Batch {
     }
 }
 
-/// Pages [`Ledger::gather`] looks up together: enough misses in flight to
-/// keep the memory busy, few enough that a group's lines stay in the cache
-/// from its first step to its last.
-const GATHER_GROUP: usize = 32;
-
-/// How many records ahead [`Ledger::gather`] asks for a page record's box.
-const GATHER_AHEAD: usize = 16;
-
-/// Asks for the box of a page's or a mention's record.
-fn prefetch_boxed(rec: &Record) {
-    match rec {
-        Record::Page(p) => prefetch(&**p),
-        Record::Mention(m) => prefetch(&**m),
-        _ => {}
-    }
-}
-
 /// One worker's ledger.
 #[derive(Default)]
 pub struct Ledger {
@@ -475,77 +457,26 @@ impl Ledger {
     /// link with its hosts interned, and a page this ledger knows without its
     /// URL, once it is checked against the one known.
     ///
-    /// Pages are looked up [`GATHER_GROUP`] at a time, each step's cache
-    /// misses for the whole group in flight together (the page map's slots,
-    /// then the entries they name, then those entries' URLs; see
-    /// [`IdMap::find_each_ahead`]): one at a time, each page waited on four misses
-    /// in a row, and the lookups were a tenth of a new snapshot's time.
-    ///
-    /// A page's record is boxed, and arrives from any worker: the box is
-    /// asked for [`GATHER_AHEAD`] records before it is read, and its URL's
-    /// bytes as it joins a group.
+    /// Pages arrive in batches ([`PageBatch`]), looked up together; a page
+    /// or a mention arriving as a record of its own (as tests send them) is
+    /// looked up alone.
     pub fn gather(&mut self, batch: &mut Batch, records: &mut Vec<Record>) {
-        let mut group: Vec<Record> = Vec::with_capacity(GATHER_GROUP);
-        records.iter().take(GATHER_AHEAD).for_each(prefetch_boxed);
-        let mut records = records.drain(..);
-        while let Some(rec) = records.next() {
-            if let Some(ahead) = records.as_slice().get(GATHER_AHEAD) {
-                prefetch_boxed(ahead);
+        for rec in records.drain(..) {
+            match rec {
+                Record::Link(l) => batch.links.push(self.link_hosts.link(LinkKey::from(l))),
+                Record::Pages(b) => self.gather_pages(batch, &b),
+                rec => self.gather_one(batch, rec),
             }
-            let page = match &rec {
-                Record::Page(p) => {
-                    prefetch(p.url.url.as_bytes());
-                    p.page
-                }
-                Record::Mention(m) => {
-                    prefetch(m.url.url.as_bytes());
-                    m.page
-                }
-                Record::Link(l) => {
-                    batch.links.push(self.link_hosts.link(LinkKey::from(*l)));
-                    continue;
-                }
-                Record::Pages(b) => {
-                    self.gather_pages(batch, b);
-                    continue;
-                }
-                _ => {
-                    self.gather_one(batch, rec, None);
-                    continue;
-                }
-            };
-            // The page's slots asked for as it joins the group, the longer
-            // before the group's lookup the better.
-            self.pages.prefetch(self.pages.hash(&page));
-            group.push(rec);
-            if group.len() == GATHER_GROUP {
-                self.gather_group(batch, &mut group);
-            }
-        }
-        self.gather_group(batch, &mut group);
-    }
-
-    /// Gathers the page records of `group`, looked up together.
-    fn gather_group(&mut self, batch: &mut Batch, group: &mut Vec<Record>) {
-        let mut positions = Vec::with_capacity(group.len());
-        let pages = group.iter().map(|rec| match rec {
-            Record::Page(p) => &p.page,
-            Record::Mention(m) => &m.page,
-            _ => unreachable!("a group holds pages and mentions"),
-        });
-        self.pages.find_each_ahead(
-            pages,
-            |st| self.urls.prefetch(&st.url),
-            |_, found| positions.push(found.map(|(i, _)| i)),
-        );
-        for (rec, position) in group.drain(..).zip(positions) {
-            self.gather_one(batch, rec, position);
         }
     }
 
-    /// Gathers a batch of pages or of mentions: their ids looked up as a
-    /// group's are ([`Self::gather_group`]), and only the pages not known
-    /// yet copied out of it, with their URLs.
+    /// Gathers a batch of pages or of mentions: their ids looked up a group
+    /// at a time, each step's cache misses for the whole group in flight
+    /// together (the page map's slots, then the entries they name, then
+    /// those entries' URLs; see [`IdMap::find_each_ahead`]), and only the
+    /// pages not known yet copied out of the batch, with their URLs. One at
+    /// a time, each page waited on four misses in a row, and the lookups
+    /// were a tenth of a new snapshot's time.
     fn gather_pages(&mut self, batch: &mut Batch, b: &PageBatch) {
         let (urls, mut i) = (&self.urls, 0);
         self.pages.find_each_ahead(
@@ -553,9 +484,7 @@ impl Ledger {
             |st| urls.prefetch(&st.url),
             |_, found| {
                 if let Some((_, st)) = found {
-                    if urls.bytes(&st.url) != b.url(i).as_bytes() && batch.collision.is_none() {
-                        batch.collision = Some(collision_message(urls.get(&st.url), b.url(i)));
-                    }
+                    note_collision(urls, st, b.url(i), &mut batch.collision);
                 }
                 // Under 2^32: the map holds fewer entries.
                 let position = found.map(|(p, _)| p as u32);
@@ -573,25 +502,21 @@ impl Ledger {
         );
     }
 
-    /// Gathers one record; `position` is its page's in the page map, if it
-    /// is a page the map holds.
-    fn gather_one(&mut self, batch: &mut Batch, rec: Record, position: Option<usize>) {
+    /// Gathers one record other than a link or a batch of pages.
+    fn gather_one(&mut self, batch: &mut Batch, rec: Record) {
         // The page's position (under 2^32: the map holds fewer entries),
         // noting a collision with its URL.
-        let known = |url: &UrlText, collision: &mut Option<String>| {
-            let i = position?;
-            let st = self.pages.at(i).1;
-            if self.urls.bytes(&st.url) != url.url.as_bytes() && collision.is_none() {
-                *collision = Some(collision_message(self.urls.get(&st.url), &url.url));
-            }
+        let known = |page: &PageId, url: &UrlText, collision: &mut Option<String>| {
+            let (i, st) = self.pages.find(page)?;
+            note_collision(&self.urls, st, &url.url, collision);
             Some(i as u32)
         };
         match rec {
-            Record::Page(p) => match known(&p.url, &mut batch.collision) {
+            Record::Page(p) => match known(&p.page, &p.url, &mut batch.collision) {
                 Some(i) => push_by_eighths(&mut batch.known_fetches, KnownFetch::of(&p, i)),
                 None => push_by_eighths(&mut batch.new_fetches, *p),
             },
-            Record::Mention(m) => match known(&m.url, &mut batch.collision) {
+            Record::Mention(m) => match known(&m.page, &m.url, &mut batch.collision) {
                 Some(i) => push_by_eighths(&mut batch.seen, i),
                 None => push_by_eighths(&mut batch.mentions, *m),
             },
@@ -1460,6 +1385,14 @@ fn page_entry<'a>(
     }
 
     Ok(st)
+}
+
+/// Notes in `collision`, unless it holds one already, that `url` has the
+/// id of the known page `st` but is not its URL.
+fn note_collision(urls: &UrlArena, st: &PageState, url: &str, collision: &mut Option<String>) {
+    if collision.is_none() && urls.bytes(&st.url) != url.as_bytes() {
+        *collision = Some(collision_message(urls.get(&st.url), url));
+    }
 }
 
 fn collision_message(a: &str, b: &str) -> String {
