@@ -20,15 +20,19 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 
 /// Sets up the allocator for a run. The binary's allocator is mimalloc
-/// (src/main.rs). Freed memory waits a second before it goes back to the
-/// kernel, so that memory freed and soon allocated again stays mapped,
-/// unless a purge governor sees the process within 16 MiB of its peak
-/// resident size: then every thread gives its freed memory back at once, as
-/// all did on every free before (purge delay 0; against glibc's `malloc`,
-/// BENCHMARKS.md, "Memory, session 27").
+/// (src/main.rs), with freed memory going back to the kernel at once rather
+/// than after a second: a snapshot frees hundreds of megabytes within a
+/// second of allocating the next ones. On bench snapshot 9 after a committed
+/// 0-8 (all analyses, 1 worker), against glibc's `malloc` with a fixed `mmap`
+/// threshold: resident peak 1,805 against 1,912 MiB (2,085 with mimalloc's
+/// default delay), the snapshot 52-55 s against 64-69 s; the whole run from
+/// nothing peaks the same (2,150 against 2,135 MiB) in less time
+/// (BENCHMARKS.md, "Memory, session 27").
 ///
-/// `WEBEVO_PURGE_DELAY=<ms>` sets another delay (0: back at once, the
-/// governor idle) and `WEBEVO_PURGE_SLACK=<MiB>` another distance.
+/// `WEBEVO_PURGE_DELAY=<ms>` sets another delay, for a run with memory to
+/// spare: at 100 ms, bench snapshot 9 after a committed 0-8 took 8% less
+/// time and peaked 6% higher (all analyses, 1 worker; BENCHMARKS.md,
+/// "Session 40"), as memory freed and soon allocated again stayed mapped.
 ///
 /// And without transparent huge pages, for mimalloc's arenas and for the
 /// whole process: a 2 MiB huge page stays resident while any of its 4 KiB
@@ -44,11 +48,12 @@ pub fn tune_allocator() {
     unsafe {
         libmimalloc_sys::mi_option_set(
             MI_OPTION_PURGE_DELAY,
-            env_number("WEBEVO_PURGE_DELAY").unwrap_or(PURGE_DELAY_MS),
+            std::env::var("WEBEVO_PURGE_DELAY")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
         );
     }
-    #[cfg(feature = "mimalloc")]
-    govern_purges(env_number("WEBEVO_PURGE_SLACK").map_or(PURGE_SLACK, |mib| (mib as u64) << 20));
     if std::env::var_os("WEBEVO_HUGE_PAGES").is_some_and(|v| v == "1") {
         return;
     }
@@ -65,111 +70,6 @@ pub fn tune_allocator() {
     unsafe {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
-}
-
-#[cfg(feature = "mimalloc")]
-fn env_number(name: &str) -> Option<std::ffi::c_long> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
-}
-
-#[cfg(feature = "mimalloc")]
-/// How long freed memory waits before mimalloc gives it back to the kernel,
-/// unless the governor ([`govern_purges`]) gives it back sooner.
-const PURGE_DELAY_MS: std::ffi::c_long = 1000;
-
-#[cfg(feature = "mimalloc")]
-/// How near the peak resident size the governor purges.
-const PURGE_SLACK: u64 = 16 << 20;
-
-#[cfg(feature = "mimalloc")]
-/// How often the governor looks.
-const GOVERN_EVERY: Duration = Duration::from_millis(4);
-
-/// Keeps the memory mimalloc holds freed (waiting for its purge delay) from
-/// raising the process's peak: a thread looks at the resident size every
-/// [`GOVERN_EVERY`] and, when [`PurgeGovernor`] says so, has every thread
-/// give its freed memory back at once.
-///
-/// Why: giving freed memory back at once (a purge delay of 0) kept the peak
-/// low, but a snapshot frees and allocates the same memory again and again
-/// (Parquet's decoding buffers, vectors that grow, each phase's scratch), and
-/// each time the kernel unmapped and zeroed it: a fifth of the CPU of an
-/// incremental snapshot went to page faults and `madvise`.
-///
-/// The governor's own purge returns what the arenas hold; a thread's heap
-/// also keeps pages that only that thread can return (blocks freed by
-/// other threads wait in them until it looks), so each busy thread collects
-/// its own when it next publishes its heap count ([`PURGE_EPOCH`]).
-#[cfg(feature = "mimalloc")]
-fn govern_purges(slack: u64) {
-    if !COUNTING.load(Ordering::Relaxed) || statm_resident().is_none() {
-        return; // the threads would not collect (another allocator), or no /proc
-    }
-    std::thread::Builder::new()
-        .name("memory-purge".into())
-        .spawn(move || {
-            let mut governor = PurgeGovernor::new(slack);
-            loop {
-                std::thread::sleep(GOVERN_EVERY);
-                if governor.should_purge(statm_resident().unwrap_or(0)) {
-                    PURGE_EPOCH.fetch_add(1, Ordering::Relaxed);
-                    // SAFETY: asks the allocator to purge the arenas' freed
-                    // memory now (and to collect this thread's heap).
-                    unsafe { libmimalloc_sys::mi_collect(true) };
-                }
-            }
-        })
-        .expect("start the memory purge thread");
-}
-
-/// When to give freed memory back to the kernel before its purge delay is
-/// up: only near the highest resident size seen, within `slack` of it.
-/// Below it, memory held freed cannot raise the peak and is kept for reuse;
-/// near it, every look purges, as a purge delay of 0 would have on every
-/// free. So the peak is at most what the threads touch between two looks
-/// above the peak the same run would reach giving everything back at once.
-/// (Purging only once the memory held freed passed a slack, measured as the
-/// resident size less the heap counted, was blind to it while the program
-/// held capacity it had not touched yet, such as a vector reserved whole,
-/// and the whole run of bench snapshots 0-9 peaked 60 MiB higher.)
-#[derive(Debug)]
-#[cfg_attr(not(feature = "mimalloc"), allow(dead_code))]
-struct PurgeGovernor {
-    slack: u64,
-    /// The most resident memory seen.
-    high: u64,
-}
-
-#[cfg_attr(not(feature = "mimalloc"), allow(dead_code))]
-impl PurgeGovernor {
-    fn new(slack: u64) -> Self {
-        PurgeGovernor { slack, high: 0 }
-    }
-
-    /// Whether to purge now, with `resident` bytes resident.
-    fn should_purge(&mut self, resident: u64) -> bool {
-        self.high = self.high.max(resident);
-        resident.saturating_add(self.slack) > self.high
-    }
-}
-
-#[cfg_attr(not(feature = "mimalloc"), allow(dead_code))]
-/// The resident size from /proc/self/statm (shorter to read and parse than
-/// /proc/self/status); `None` where it cannot be read.
-fn statm_resident() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * page_size())
-}
-
-#[cfg_attr(not(feature = "mimalloc"), allow(dead_code))]
-fn page_size() -> u64 {
-    #[cfg(target_os = "linux")]
-    // SAFETY: `sysconf` with a valid name only reads.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    #[cfg(not(target_os = "linux"))]
-    let size = 4096;
-    u64::try_from(size).unwrap_or(4096)
 }
 
 /// The highest peak seen before any reset, so resets never hide the run's peak.
@@ -384,57 +284,24 @@ pub fn trace(what: impl FnOnce() -> String) {
 /// Whether [`Counted`] counts: from [`count_heap`] on.
 static COUNTING: AtomicBool = AtomicBool::new(false);
 /// Bytes the program asked [`Counted`] for and has not given back, since
-/// counting started (blocks from before and freed after make it a little
-/// low), less what each thread has not yet published (under
-/// [`PUBLISH_EVERY`] a thread).
+/// counting started (blocks from before and freed after make it a little low).
 static LIVE: AtomicI64 = AtomicI64::new(0);
 /// The most `LIVE` has been since the last [`trace`]: where between two
 /// traces the heap peaked, which the resident peak cannot tell apart from the
 /// allocator's own holdings.
 static HEAP_PEAK: AtomicI64 = AtomicI64::new(0);
 
-/// A thread's count moves `LIVE` once it reaches this many bytes either way:
-/// a shared counter changed on every allocation of two busy threads would
-/// bounce its cache line between them.
-const PUBLISH_EVERY: u64 = 256 << 10;
-
-thread_local! {
-    /// This thread's count not yet added to `LIVE` (no destructor, so it
-    /// can be used from the allocator at any point of the thread's life).
-    static UNPUBLISHED: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
-    /// The last [`PURGE_EPOCH`] this thread collected its heap for.
-    #[cfg(feature = "mimalloc")]
-    static COLLECTED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// Raised by the purge governor ([`govern_purges`]) when every thread
-/// should give its freed memory back: a thread's heap keeps pages that only
-/// that thread can return (blocks freed by other threads wait in them until
-/// it looks), so each collects its own when it next publishes its count.
-#[cfg(feature = "mimalloc")]
-static PURGE_EPOCH: AtomicU64 = AtomicU64::new(0);
-
 /// A global allocator that counts the bytes it holds for the program once
-/// [`count_heap`] has been called, for [`trace`]: a thread-local addition
-/// per call, and an atomic one per [`PUBLISH_EVERY`] bytes, when the thread
-/// also collects its heap if the purge governor asked (`govern_purges`).
+/// [`count_heap`] has been called (with `WEBEVO_MEMORY_TRACE` set), for
+/// [`trace`]; otherwise it costs one relaxed load per call.
 pub struct Counted<A>(pub A);
 
 fn count(delta: isize) {
     if COUNTING.load(Ordering::Relaxed) {
-        UNPUBLISHED.with(|u| {
-            let pending = u.get() + delta as i64;
-            if pending.unsigned_abs() < PUBLISH_EVERY {
-                u.set(pending);
-                return;
-            }
-            u.set(0);
-            let now = LIVE.fetch_add(pending, Ordering::Relaxed) + pending;
-            if pending > 0 {
-                HEAP_PEAK.fetch_max(now, Ordering::Relaxed);
-            }
-            collect_if_asked();
-        });
+        let now = LIVE.fetch_add(delta as i64, Ordering::Relaxed) + delta as i64;
+        if delta > 0 {
+            HEAP_PEAK.fetch_max(now, Ordering::Relaxed);
+        }
     }
 }
 
@@ -475,23 +342,11 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counted<A> {
     }
 }
 
-/// Starts [`Counted`]'s count; called first thing in `main`, so that nearly
-/// every block is counted both ways.
+/// Starts [`Counted`]'s count when `WEBEVO_MEMORY_TRACE` is set; called first
+/// thing in `main`, so that nearly every block is counted both ways.
 pub fn count_heap() {
-    tracing();
-    COUNTING.store(true, Ordering::Relaxed);
-}
-
-/// Collects this thread's heap if the governor asked since it last did.
-fn collect_if_asked() {
-    #[cfg(feature = "mimalloc")]
-    {
-        let epoch = PURGE_EPOCH.load(Ordering::Relaxed);
-        if COLLECTED.with(|c| c.replace(epoch)) != epoch {
-            // SAFETY: collects this thread's heap and purges the arenas'
-            // freed memory; it does not allocate through Rust's allocator.
-            unsafe { libmimalloc_sys::mi_collect(true) };
-        }
+    if tracing() {
+        COUNTING.store(true, Ordering::Relaxed);
     }
 }
 
@@ -522,31 +377,9 @@ mod tests {
                 "the default of minimal_purge_size, the next option"
             );
             tune_allocator();
-            assert_eq!(
-                libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY),
-                PURGE_DELAY_MS
-            );
+            assert_eq!(libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY), 0);
             assert_eq!(libmimalloc_sys::mi_option_get(MI_OPTION_ALLOW_THP), 0);
         }
-    }
-
-    /// The governor purges only near the highest resident size seen.
-    #[test]
-    fn the_purge_governor_holds_freed_memory_below_the_peak_only() {
-        const M: u64 = 1 << 20;
-        let mut g = PurgeGovernor::new(16 * M);
-        // Growing: every look is at the peak.
-        assert!(g.should_purge(100 * M));
-        assert!(g.should_purge(130 * M));
-        // Within the slack of the peak, still; below it, no purge however
-        // much is held.
-        assert!(g.should_purge(120 * M));
-        assert!(!g.should_purge(110 * M));
-        assert!(!g.should_purge(60 * M));
-        // Back near the peak, and past it.
-        assert!(g.should_purge(125 * M));
-        assert!(g.should_purge(200 * M));
-        assert!(!g.should_purge(180 * M), "20 MiB under the new peak");
     }
 
     #[test]
