@@ -1338,13 +1338,15 @@ impl Ledger {
         order
     }
 
-    /// The state, URL and host name of the pages at `order`'s positions (of
-    /// [`Self::pages`]), in that order. A host's name is looked up once a
-    /// run of its pages: in URL order a host's pages come together.
+    /// The state, URL (its bytes, which its caller checks as text a block of
+    /// URLs at a time rather than one by one) and host name of the pages at
+    /// `order`'s positions (of [`Self::pages`]), in that order. A host's name
+    /// is looked up once a run of its pages: in URL order a host's pages
+    /// come together.
     pub fn pages_at<'a>(
         &'a self,
         order: &'a [u32],
-    ) -> impl Iterator<Item = (&'a PageState, &'a str, &'a str)> + 'a {
+    ) -> impl Iterator<Item = (&'a PageState, &'a [u8], &'a str)> + 'a {
         let mut host: Option<(HostId, &str)> = None;
         order.iter().map(move |&i| {
             let st = self.pages.at(i as usize).1;
@@ -1356,7 +1358,7 @@ impl Ledger {
                     name
                 }
             };
-            (st, self.urls.get(&st.url), name)
+            (st, self.urls.bytes(&st.url), name)
         })
     }
 

@@ -98,6 +98,54 @@ fn parsed(raw: &str, site_key: SiteKey) -> Result<NormalUrl, UrlProblem> {
     })
 }
 
+/// [`BYTE_CLASS`] bits: a byte a host name of the shortcut may hold, one a
+/// path may hold unchanged, one a query may.
+const HOST: u8 = 1;
+const PATH: u8 = 2;
+const QUERY: u8 = 4;
+
+/// The classes of each byte (see [`already_normal`]).
+static BYTE_CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let mut class = 0;
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' {
+            class |= HOST;
+        }
+        if c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'@'
+                    | b'/'
+            )
+        {
+            class |= PATH | QUERY;
+        }
+        if c == b'?' {
+            class |= QUERY;
+        }
+        table[b] = class;
+        b += 1;
+    }
+    table
+};
+
 /// `raw` (trimmed) as [`normalize_for`] returns it, when it is plainly in
 /// normal form already, else `None`: crawlers mostly record URLs as a
 /// browser serialized them, and the WHATWG parse of each distinct URL was a
@@ -119,40 +167,59 @@ fn already_normal(raw: &str, site_key: SiteKey) -> Option<NormalUrl> {
     } else {
         return None;
     };
-    let kept = raw.find('#').unwrap_or(raw.len());
-    let bytes = &bytes[..kept];
-    let host_end = scheme_end + bytes[scheme_end..].iter().position(|&b| b == b'/')?;
-    let host = &raw[scheme_end..host_end];
-    if host.is_empty() || host_end > MAX_HOST_END {
-        return None;
-    }
-    for label in host.split('.') {
-        let plain = label
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        if label.is_empty() || !plain || label.starts_with("xn--") {
+    // One pass over the bytes, host then path then query, up to the
+    // fragment: a byte's classes come from a table.
+    let mut i = scheme_end;
+    let mut label = i;
+    let host_end = loop {
+        let b = *bytes.get(i)?;
+        if b == b'/' || b == b'.' {
+            let name = &bytes[label..i];
+            if name.is_empty() || name.starts_with(b"xn--") {
+                return None;
+            }
+            if b == b'/' {
+                // The last label must not read as a number (IPv4).
+                if !name[0].is_ascii_lowercase() {
+                    return None;
+                }
+                break i;
+            }
+            label = i + 1;
+        } else if BYTE_CLASS[b as usize] & HOST == 0 {
             return None;
         }
-    }
-    let last = host.rsplit('.').next()?;
-    if !last.as_bytes()[0].is_ascii_lowercase() {
-        return None;
-    }
-    let (path, query) = match bytes[host_end..].iter().position(|&b| b == b'?') {
-        Some(q) => bytes[host_end..].split_at(q),
-        None => (&bytes[host_end..], &[][..]),
+        i += 1;
     };
-    let plain = |b: u8| b.is_ascii_alphanumeric() || b"-._~!$&()*+,;=:@/".contains(&b);
-    if !path.iter().all(|&b| plain(b)) || !query.iter().all(|&b| plain(b) || b == b'?') {
+    if host_end > MAX_HOST_END {
         return None;
     }
-    // `path` starts with `/`; its segments follow each `/`.
-    if path[1..]
-        .split(|&b| b == b'/')
-        .any(|segment| segment == b"." || segment == b"..")
-    {
+    // Past the path's leading `/`.
+    i += 1;
+    let mut segment = i;
+    let mut class = PATH;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'#' {
+            break;
+        }
+        if class == PATH && (b == b'/' || b == b'?') {
+            // The segment before ends here: `.` and `..` ones are resolved.
+            if matches!(&bytes[segment..i], b"." | b"..") {
+                return None;
+            }
+            segment = i + 1;
+            if b == b'?' {
+                class = QUERY;
+            }
+        } else if BYTE_CLASS[b as usize] & class == 0 {
+            return None;
+        }
+        i += 1;
+    }
+    if class == PATH && matches!(&bytes[segment..i], b"." | b"..") {
         return None;
     }
+    let (kept, host) = (i, &raw[scheme_end..host_end]);
     let mut start = scheme_end;
     if site_key == SiteKey::RegisteredDomain {
         if let Some(domain) = psl::domain_str(host) {
