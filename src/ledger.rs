@@ -36,7 +36,7 @@ use crate::change_book::{BookRow, ChangeBook, ChangeKey};
 use crate::dataflow::echo::{EchoMsg, SourceObs};
 use crate::grow::{push_by_eighths, room_for};
 use crate::id_map::IdMap;
-use crate::ingest::page_batch::{Fetch, PageBatch};
+use crate::ingest::page_batch::{Fetch, LinkBatch, PageBatch};
 use crate::ingest::{ClickObs, LinkObs, Mention, OddRows, PageObs, Record, UrlText};
 use crate::link_set::{self, Fresh, HostIndex, Link, LinkGather, LinkSet};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
@@ -464,6 +464,7 @@ impl Ledger {
         for rec in records.drain(..) {
             match rec {
                 Record::Link(l) => batch.links.push(self.link_hosts.link(LinkKey::from(l))),
+                Record::Links(b) => self.gather_links(batch, &b),
                 Record::Pages(b) => self.gather_pages(batch, &b),
                 rec => self.gather_one(batch, rec),
             }
@@ -502,7 +503,14 @@ impl Ledger {
         );
     }
 
-    /// Gathers one record other than a link or a batch of pages.
+    /// Gathers a batch of links.
+    fn gather_links(&mut self, batch: &mut Batch, b: &LinkBatch) {
+        for &l in &b.links {
+            batch.links.push(self.link_hosts.link(LinkKey::from(l)));
+        }
+    }
+
+    /// Gathers one record other than a link or a batch of pages or links.
     fn gather_one(&mut self, batch: &mut Batch, rec: Record) {
         // The page's position (under 2^32: the map holds fewer entries),
         // noting a collision with its URL.
@@ -522,6 +530,7 @@ impl Ledger {
             },
             Record::Link(l) => batch.links.push(self.link_hosts.link(LinkKey::from(l))),
             Record::Pages(b) => self.gather_pages(batch, &b),
+            Record::Links(b) => self.gather_links(batch, &b),
             Record::Restore(s) => batch.restore.push(*s),
             Record::Click(c) => batch.clicks.push(*c),
         }

@@ -25,7 +25,7 @@ use crate::state::StateRecord;
 use crate::tag_table::TagTable;
 use crate::url_arena::{UrlArena, UrlRef};
 use crawl_dir::SnapshotInput;
-pub use page_batch::{Fetch, PageBatcher};
+pub use page_batch::{Fetch, LinkBatch, PageBatcher};
 use table::{dict_value, Row, Share};
 use url::{normalize_for, NormalUrl};
 
@@ -110,6 +110,8 @@ pub enum Record {
     Mention(Box<Mention>),
     /// Pages or mentions of hosts of one worker (see [`page_batch`]).
     Pages(Box<page_batch::PageBatch>),
+    /// Links from hosts of one worker (see [`page_batch`]).
+    Links(Box<page_batch::LinkBatch>),
     /// Ledger state persisted by an earlier run.
     Restore(Box<StateRecord>),
     /// A click-log row (the ECHO analysis), at the snapshot where its bin has ended.
@@ -127,6 +129,7 @@ impl Record {
             Record::Link(l) => l.src_host,
             Record::Mention(m) => m.host,
             Record::Pages(b) => return u64::from(b.to),
+            Record::Links(b) => return u64::from(b.to),
             Record::Restore(s) => s.host(),
             Record::Click(c) => c.host,
         };
@@ -137,6 +140,7 @@ impl Record {
     pub fn rows(&self) -> u64 {
         match self {
             Record::Pages(b) => b.len() as u64,
+            Record::Links(b) => b.links.len() as u64,
             _ => 1,
         }
     }
@@ -213,6 +217,11 @@ pub trait RecordSink {
     fn mention(&mut self, m: Mention) {
         self.record(Record::Mention(Box::new(m)))
     }
+
+    /// A link.
+    fn link(&mut self, l: LinkObs) {
+        self.record(Record::Link(l))
+    }
 }
 
 impl<F: FnMut(Record)> RecordSink for F {
@@ -229,6 +238,7 @@ impl RecordSink for Discard {
     fn record(&mut self, _: Record) {}
     fn page(&mut self, _: PageRef<'_>) {}
     fn mention(&mut self, _: Mention) {}
+    fn link(&mut self, _: LinkObs) {}
 }
 
 /// A fetched page as [`read_snapshot`] lends it to a [`RecordSink`].
@@ -312,12 +322,12 @@ pub fn read_snapshot(
         urls.announce(src, emit);
         urls.announce(dst, emit);
         let (src, dst) = (src_ids, dst_ids);
-        emit.record(Record::Link(LinkObs {
+        emit.link(LinkObs {
             src_host: src.0,
             src: src.1,
             dst: dst.1,
             dst_host: dst.0,
-        }));
+        });
         counts.links += 1;
         Ok(())
     })?;

@@ -1,4 +1,4 @@
-//! Pages bound for one worker, sent together as columns.
+//! Pages and links bound for one worker, sent together.
 //!
 //! Sent one by one, every fetched page and every page a link names was a
 //! record of its own (3.4M on bench snapshot 9 with 2 workers): a box and a
@@ -7,10 +7,14 @@
 //! a free from another thread. A [`PageBatch`] carries up to
 //! [`PageBatcher::ROWS`] of them for one worker, their URLs in one string;
 //! the owner copies out only the URLs of the pages it does not know yet.
+//!
+//! Links, 10M on that snapshot, went one by one too: each a record pushed
+//! into the input, then routed and pushed again by the exchange. A
+//! [`LinkBatch`] carries up to [`PageBatcher::ROWS`] of them for one worker.
 
 use serde::{Deserialize, Serialize};
 
-use crate::ingest::{Mention, PageObs, PageRef, Record, RecordSink, UrlText};
+use crate::ingest::{LinkObs, Mention, PageObs, PageRef, Record, RecordSink, UrlText};
 use crate::model::{HostId, Micros, PageId};
 
 /// Fetched pages, or pages named by links, of hosts that one worker owns.
@@ -28,6 +32,14 @@ pub struct PageBatch {
     /// Each page's fetch in a batch of fetched pages; empty in a batch of
     /// pages named by links.
     pub fetches: Vec<Fetch>,
+}
+
+/// Links whose sources' hosts one worker owns, in the order they were read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkBatch {
+    /// The worker the batch goes to.
+    pub to: u32,
+    pub links: Vec<LinkObs>,
 }
 
 /// What a snapshot's fetch of a page observed, besides its URL.
@@ -97,9 +109,9 @@ impl PageBatch {
     }
 }
 
-/// Gathers the fetched pages and the pages named by links that a worker
-/// reads into a batch per worker they go to, and hands every full batch, and
-/// every other record at once, to `send`.
+/// Gathers the fetched pages, the pages named by links and the links that a
+/// worker reads into a batch per worker they go to, and hands every full
+/// batch, and every other record at once, to `send`.
 pub struct PageBatcher<'a, S: FnMut(Record)> {
     owner: &'a dyn Fn(HostId) -> usize,
     send: S,
@@ -107,6 +119,7 @@ pub struct PageBatcher<'a, S: FnMut(Record)> {
     rows: usize,
     fetched: Vec<PageBatch>,
     named: Vec<PageBatch>,
+    links: Vec<LinkBatch>,
 }
 
 impl<'a, S: FnMut(Record)> PageBatcher<'a, S> {
@@ -131,6 +144,16 @@ impl<'a, S: FnMut(Record)> PageBatcher<'a, S> {
             rows,
             fetched: batches(),
             named: batches(),
+            links: (0..peers as u32)
+                .map(|to| Self::empty_links(to, rows))
+                .collect(),
+        }
+    }
+
+    fn empty_links(to: u32, rows: usize) -> LinkBatch {
+        LinkBatch {
+            to,
+            links: Vec::with_capacity(rows),
         }
     }
 
@@ -181,6 +204,13 @@ impl<'a, S: FnMut(Record)> PageBatcher<'a, S> {
                 (self.send)(Record::Pages(Box::new(full)));
             }
         }
+        for batch in &mut self.links {
+            if !batch.links.is_empty() {
+                let full = std::mem::take(batch);
+                batch.to = full.to;
+                (self.send)(Record::Links(Box::new(full)));
+            }
+        }
     }
 }
 
@@ -197,7 +227,18 @@ impl<S: FnMut(Record)> RecordSink for PageBatcher<'_, S> {
                 self.push(p.host, p.page, url, Some(fetch));
             }
             Record::Mention(m) => self.mention(*m),
+            Record::Link(l) => self.link(l),
             rec => (self.send)(rec),
+        }
+    }
+
+    fn link(&mut self, l: LinkObs) {
+        let w = (self.owner)(l.src_host);
+        let batch = &mut self.links[w];
+        batch.links.push(l);
+        if batch.links.len() == self.rows {
+            let full = std::mem::replace(batch, Self::empty_links(w as u32, self.rows));
+            (self.send)(Record::Links(Box::new(full)));
         }
     }
 
@@ -247,9 +288,9 @@ mod tests {
         }))
     }
 
-    /// Every page and mention comes back out of the batches, in its order,
-    /// in a batch for its host's worker and of its kind; the other records
-    /// pass through as they came.
+    /// Every page, mention and link comes back out of the batches, in its
+    /// order, in a batch for its host's (a link's source's) worker and of
+    /// its kind; the other records pass through as they came.
     #[test]
     fn batches_give_back_every_record_at_its_worker() {
         let owner = |h: HostId| (h.0 % 3) as usize;
@@ -258,13 +299,21 @@ mod tests {
             let host = i % 7;
             records.push(page(&format!("http://h{host}.example/p{i}"), i as Micros));
             records.push(mention(&format!("http://h{host}.example/q{i}")));
-            if i % 1000 == 0 {
+            if i % 3 == 0 {
                 records.push(Record::Link(crate::ingest::LinkObs {
-                    src_host: HostId(1),
+                    src_host: HostId(i as u64 % 5),
                     src: PageId(i as u64),
                     dst_host: HostId(2),
                     dst: PageId(0),
                 }));
+            }
+            if i % 1000 == 0 {
+                records.push(Record::Click(Box::new(crate::ingest::ClickObs {
+                    host: HostId(1),
+                    page: PageId(i as u64),
+                    time: 0,
+                    clicks: 1,
+                })));
             }
         }
         let mut sent = Vec::new();
@@ -297,9 +346,16 @@ mod tests {
         // Per worker, the pages and the mentions in the order they came.
         let mut got: Vec<Vec<Record>> = vec![Vec::new(); 3];
         let mut want: Vec<Vec<Record>> = vec![Vec::new(); 3];
+        let mut got_links: Vec<Vec<LinkObs>> = vec![Vec::new(); 3];
+        let mut want_links: Vec<Vec<LinkObs>> = vec![Vec::new(); 3];
         let mut passed = Vec::new();
         for rec in sent {
             match rec {
+                Record::Links(b) => {
+                    assert!(b.links.len() <= 4096);
+                    assert!(b.links.iter().all(|l| owner(l.src_host) == b.to as usize));
+                    got_links[b.to as usize].extend(b.links);
+                }
                 Record::Pages(b) => {
                     assert!(b.len() <= 4096);
                     for i in 0..b.len() {
@@ -320,10 +376,12 @@ mod tests {
             match &rec {
                 Record::Page(p) => want[owner(p.host)].push(rec),
                 Record::Mention(m) => want[owner(m.host)].push(rec),
+                Record::Link(l) => want_links[owner(l.src_host)].push(*l),
                 _ => want_passed.push(rec),
             }
         }
         assert_eq!(passed, want_passed, "every other record passed through");
+        assert_eq!(got_links, want_links, "links by worker, in their order");
         let kind = |r: &Record| matches!(r, Record::Page(_));
         for w in 0..3 {
             for fetched in [true, false] {
