@@ -527,19 +527,41 @@ impl Fresh {
 /// Compares the set `old` with the set `new`: calls `f(link, -1)` for each
 /// link only in `old` and `f(link, 1)` for each only in `new`, in order, and
 /// returns which of `new`'s links `old` lacks.
+///
+/// A source by source: most sources keep their links from one snapshot to
+/// the next, and one comparison of their runs passes them.
 pub fn diff(old: &LinkSet, new: &LinkSet, mut f: impl FnMut(Link, i64)) -> Fresh {
     let mut fresh = Fresh(vec![0; new.len().div_ceil(64)]);
-    let mut old = old.iter().peekable();
-    for (j, l) in new.iter().enumerate() {
-        while let Some(a) = old.next_if(|a| *a < l) {
-            f(a, -1);
+    let mut mark = |j: usize| fresh.0[j / 64] |= 1 << (j % 64);
+    let mut olds = old.sources().peekable();
+    for n in new.sources() {
+        while let Some(o) = olds.next_if(|o| o.src < n.src) {
+            o.links().for_each(|l| f(l, -1));
         }
-        if old.next_if_eq(&l).is_none() {
-            fresh.0[j / 64] |= 1 << (j % 64);
-            f(l, 1);
+        match olds.next_if(|o| o.src == n.src) {
+            Some(o) if o.dsts == n.dsts && o.dst_hosts == n.dst_hosts => {}
+            Some(o) => {
+                let mut gone = o.links().peekable();
+                for (j, l) in n.links().enumerate() {
+                    while let Some(a) = gone.next_if(|a| *a < l) {
+                        f(a, -1);
+                    }
+                    if gone.next_if_eq(&l).is_none() {
+                        mark(n.start + j);
+                        f(l, 1);
+                    }
+                }
+                gone.for_each(|a| f(a, -1));
+            }
+            None => {
+                for (j, l) in n.links().enumerate() {
+                    mark(n.start + j);
+                    f(l, 1);
+                }
+            }
         }
     }
-    old.for_each(|a| f(a, -1));
+    olds.for_each(|o| o.links().for_each(|l| f(l, -1)));
     fresh
 }
 
@@ -651,6 +673,61 @@ mod tests {
         assert_eq!(marked, [false, true, false, true]);
         let gone = diff(&old, &LinkSet::default(), |_, d| assert_eq!(d, -1));
         assert!(gone.0.is_empty());
+    }
+
+    /// The diff of random sets, many of whose sources keep their links, is
+    /// the merge of their links one by one.
+    #[test]
+    fn diff_is_the_merge_of_the_links() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
+        for _ in 0..300 {
+            let mut hosts = HostIndex::default();
+            let random_set = |rng: &mut rand_pcg::Pcg64, base: &[LinkKey]| {
+                let mut keys: Vec<LinkKey> = Vec::new();
+                for src in 0..rng.random_range(0..30u64) {
+                    let kept: Vec<LinkKey> =
+                        base.iter().filter(|k| k.src.0 == src).copied().collect();
+                    if !kept.is_empty() && rng.random_bool(0.5) {
+                        keys.extend(kept);
+                        continue;
+                    }
+                    for _ in 0..rng.random_range(0..6) {
+                        let dst = rng.random_range(0..20u64);
+                        keys.push(key(src, dst, src % 4, dst % 4));
+                    }
+                }
+                keys.sort_unstable();
+                keys.dedup_by_key(|k| (k.src, k.dst));
+                keys
+            };
+            let old_keys = random_set(&mut rng, &[]);
+            let new_keys = random_set(&mut rng, &old_keys);
+            let old_links: Vec<Link> = old_keys.iter().map(|&k| hosts.link(k)).collect();
+            let new_links: Vec<Link> = new_keys.iter().map(|&k| hosts.link(k)).collect();
+            let (old, new) = (
+                LinkSet::from_sorted(&old_links),
+                LinkSet::from_sorted(&new_links),
+            );
+            let mut got = Vec::new();
+            let fresh = diff(&old, &new, |l, d| got.push((l, d)));
+            let mut want = Vec::new();
+            let mut want_fresh = Vec::new();
+            let mut a = old_links.iter().peekable();
+            for (j, l) in new_links.iter().enumerate() {
+                while let Some(x) = a.next_if(|x| *x < l) {
+                    want.push((*x, -1));
+                }
+                if a.next_if_eq(&l).is_none() {
+                    want.push((*l, 1));
+                    want_fresh.push(j);
+                }
+            }
+            want.extend(a.map(|x| (*x, -1)));
+            assert_eq!(got, want);
+            let marked: Vec<usize> = (0..new.len()).filter(|&j| fresh.contains(j)).collect();
+            assert_eq!(marked, want_fresh);
+        }
     }
 
     /// Links in a random order with repeats, as several runs per source:
