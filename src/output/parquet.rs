@@ -10,7 +10,7 @@ use parquet::schema::types::ColumnPath;
 
 use crate::error::OutputError;
 use crate::output::batch::{RowContext, RowWriter, TableRow};
-use crate::output::schema::TableDef;
+use crate::output::schema::{ColType, TableDef};
 
 /// How output files are written (from the job file's `[output]` section).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -36,18 +36,24 @@ fn properties(table: &TableDef, settings: &WriteSettings) -> WriterProperties {
             ZstdLevel::try_new(settings.zstd_level).expect("zstd level checked by the job"),
         ))
         .set_max_row_group_row_count(Some(settings.row_group_rows));
-    // A `url` column holds a page per row, so a dictionary of its values
-    // is as big as the column and is dropped after a page's worth of tries.
-    // Rows come by site or by URL, so a URL shares most of its bytes with the
-    // one before: front coding (DELTA_BYTE_ARRAY, which DuckDB and Spark
-    // read) stores only the rest, and zstd then compresses a third less.
-    // The `pages` table's column of 980K URLs: 0.35 s and 10.6 MB as a
-    // dictionary tried then plain, 0.19 s and 7.9 MB front-coded.
-    for column in table.columns.iter().filter(|c| c.name == "url") {
+    // A column of values nearly all distinct gains nothing from a
+    // dictionary, and its rows come by site or by URL, so each value is
+    // near the one before: front coding stores of a URL only what differs
+    // from the one before (then zstd compresses a third less), a delta
+    // binary packing of a time only its difference. DuckDB and Spark read
+    // both. The `pages` table's 980K URLs: 0.35 s and 10.6 MB as a
+    // dictionary tried then plain, 0.19 s and 7.9 MB front-coded; each of
+    // its fetch-time columns 0.055 s plain, 0.024 s delta-packed.
+    for column in table.columns.iter().filter(|c| c.distinct) {
+        let encoding = match column.ty {
+            ColType::Utf8 => Encoding::DELTA_BYTE_ARRAY,
+            ColType::Int64 | ColType::Int32 | ColType::Timestamp => Encoding::DELTA_BINARY_PACKED,
+            ColType::Float64 | ColType::Bool => Encoding::PLAIN,
+        };
         let path = ColumnPath::from(column.name);
         builder = builder
             .set_column_dictionary_enabled(path.clone(), false)
-            .set_column_encoding(path, Encoding::DELTA_BYTE_ARRAY);
+            .set_column_encoding(path, encoding);
     }
     builder.build()
 }
@@ -147,5 +153,29 @@ fn parquet_error(path: &Path, source: parquet::errors::ParquetError) -> OutputEr
     OutputError::Parquet {
         path: path.to_path_buf(),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::schema::PAGES;
+
+    /// The `pages` table's URLs are front-coded and its fetch times
+    /// delta-packed, without dictionaries; its other columns keep theirs.
+    #[test]
+    fn distinct_columns_skip_the_dictionary() {
+        let props = properties(&PAGES, &WriteSettings::default());
+        let column = |name: &str| {
+            let path = ColumnPath::from(name);
+            (props.dictionary_enabled(&path), props.encoding(&path))
+        };
+        assert_eq!(column("url"), (false, Some(Encoding::DELTA_BYTE_ARRAY)));
+        for time in ["first_fetch_time", "last_fetch_time"] {
+            assert_eq!(column(time), (false, Some(Encoding::DELTA_BINARY_PACKED)));
+        }
+        for other in ["host", "first_seen", "observations", "last_status"] {
+            assert_eq!(column(other), (true, None), "{other}");
+        }
     }
 }

@@ -52,6 +52,21 @@ pub struct ColumnDef {
     pub ty: ColType,
     pub nullable: bool,
     pub doc: &'static str,
+    /// The column's values are nearly all distinct (a page's URL, a fetch
+    /// time), or at least far too many for a dictionary: written without
+    /// one, which would be dropped after a page's worth of tries, and
+    /// delta-encoded (see `output::parquet`).
+    pub distinct: bool,
+}
+
+impl ColumnDef {
+    /// The column, marked [`ColumnDef::distinct`].
+    const fn distinct(self) -> ColumnDef {
+        ColumnDef {
+            distinct: true,
+            ..self
+        }
+    }
 }
 
 /// One output table.
@@ -71,6 +86,7 @@ const fn c(name: &'static str, ty: ColType, nullable: bool, doc: &'static str) -
         ty,
         nullable,
         doc,
+        distinct: false,
     }
 }
 
@@ -119,7 +135,7 @@ pub static PAGES: TableDef = TableDef {
     partitioned: false,
     doc: "Every page known so far (fetched or linked to), with its history summary; rewritten by every run.",
     columns: &[
-        c("url", Utf8, false, "Normalized URL."),
+        c("url", Utf8, false, "Normalized URL.").distinct(),
         c("host", Utf8, false, "Normalized host name."),
         c("first_seen", Timestamp, false, "Time of the first snapshot that fetched or linked to the page."),
         c("last_seen", Timestamp, false, "Time of the last snapshot that fetched or linked to the page."),
@@ -127,8 +143,8 @@ pub static PAGES: TableDef = TableDef {
         c("last_seen_snapshot", Int64, false, "Sequence number of that last snapshot."),
         c("observations", Int64, false, "Snapshots that fetched the page."),
         c("changes", Int64, false, "Observations whose digest differs from the previous observation's."),
-        c("first_fetch_time", Timestamp, true, "Fetch time of the first observation; null if never fetched."),
-        c("last_fetch_time", Timestamp, true, "Fetch time of the last observation; null if never fetched."),
+        c("first_fetch_time", Timestamp, true, "Fetch time of the first observation; null if never fetched.").distinct(),
+        c("last_fetch_time", Timestamp, true, "Fetch time of the last observation; null if never fetched.").distinct(),
         c("last_status", Int32, true, "HTTP status of the last observation, if recorded."),
         c("alive", Bool, false, "Fetched in the last full snapshot, or in a partial snapshot since."),
     ],
@@ -141,7 +157,7 @@ pub static COVER_TRAJECTORY: TableDef = TableDef {
     columns: &[
         c("site", Utf8, false, "The site: its host name, or its registered domain (discovery.site_key)."),
         c("rank", Int64, false, "Position of the pick, from 1."),
-        c("url", Utf8, false, "The old page picked: fetched in this snapshot and in an earlier one."),
+        c("url", Utf8, false, "The old page picked: fetched in this snapshot and in an earlier one.").distinct(),
         c("gain", Int64, false, "New pages it reaches (through new pages only) that no earlier pick reaches."),
         c("covered", Int64, false, "New pages reached by the picks up to this one."),
         c("overhead", Float64, false, "rank / covered: old pages fetched per new page found."),
@@ -209,7 +225,7 @@ pub static CLUSTERS: TableDef = TableDef {
     columns: &[
         c("site", Utf8, false, "The site."),
         c("cluster", Int64, false, "Cluster number within the site, from 0, in order of each cluster's smallest URL."),
-        c("url", Utf8, false, "The old page."),
+        c("url", Utf8, false, "The old page.").distinct(),
         c("is_representative", Bool, false, "Whether the page is its cluster's representative (largest p, ties: smallest URL)."),
         c("q", Float64, false, "The cluster's q: its representative's share p of the site's coverable new pages."),
     ],
@@ -252,7 +268,7 @@ pub static SITE_COVER: TableDef = TableDef {
     doc: "Discovery: the greedy cover of new sites by old pages (an old page fetched now covers a new site when it links to any of its pages), one row per pick (ties: smallest URL).",
     columns: &[
         c("rank", Int64, false, "Position of the pick, from 1."),
-        c("url", Utf8, false, "The old page picked."),
+        c("url", Utf8, false, "The old page picked.").distinct(),
         c("new_sites_gained", Int64, false, "New sites it links to that no earlier pick does."),
         c("new_sites_covered", Int64, false, "New sites covered by the picks up to this one."),
         c("new_pages_covered", Int64, false, "New pages on those new sites."),
@@ -264,7 +280,7 @@ pub static PAGE_CHANGE: TableDef = TableDef {
     partitioned: true,
     doc: "Change: per page fetched or gone at this snapshot, its change statistics as of the snapshot (docs/change.md). A page's latest row is its current state.",
     columns: &[
-        c("url", Utf8, false, "The page."),
+        c("url", Utf8, false, "The page.").distinct(),
         c("host", Utf8, false, "Its host (its site under site_key = registered_domain)."),
         c("domain_class", Utf8, false, "com, edu, netorg (.net, .org), gov (.gov, .mil) or other, from the host's last label."),
         c("observations", Int64, false, "Fetches of the page so far."),
@@ -369,7 +385,7 @@ pub static REVISIT_PLAN: TableDef = TableDef {
     partitioned: true,
     doc: "Change: the revisit plan for every alive page with a rate: optimal, uniform and change-proportional frequencies for the job's budget, and the adaptive back-off interval.",
     columns: &[
-        c("url", Utf8, false, "The page."),
+        c("url", Utf8, false, "The page.").distinct(),
         c("lambda", Float64, false, "The rate planned with, per second (the page's own, else its directory's or host's)."),
         c("weight", Float64, false, "The page's weight: its PageRank when the rankmass analysis runs (0 outside the snapshot's graph), else 1."),
         c("freq_optimal_per_day", Float64, false, "Optimal fetches per day; 0 for pages that change too fast to be worth refreshing."),
@@ -402,7 +418,7 @@ pub static PAGERANK: TableDef = TableDef {
     partitioned: true,
     doc: "RankMass: personalized PageRank of every node of the snapshot's graph (fetched pages, link sources and destinations), trust uniform over the main pages.",
     columns: &[
-        c("url", Utf8, false, "The page."),
+        c("url", Utf8, false, "The page.").distinct(),
         c("host", Utf8, false, "Its host."),
         c("score", Float64, false, "Its PageRank; the scores of a snapshot sum to 1."),
         c("in_links", Int64, false, "Distinct pages linking to it (self-links ignored)."),
@@ -450,7 +466,7 @@ pub static RANKMASS_ORDER: TableDef = TableDef {
         c("algorithm", Utf8, false, "l-neighbor, rankmass (single page, Figure 5) or windowed-rankmass (Figure 6)."),
         c("window", Float64, true, "The window of windowed-rankmass as a fraction (0.1 = 10%); null for the other two."),
         c("rank", Int64, false, "The download's position, from 1."),
-        c("url", Utf8, false, "The page downloaded."),
+        c("url", Utf8, false, "The page downloaded.").distinct(),
         c("round", Int64, false, "The algorithm's loop iteration that downloaded it, from 1 (the BFS level + 1 for l-neighbor; the step for rankmass)."),
         c("bound_at_download", Float64, false, "Its rm when chosen: a lower bound of its PageRank."),
     ],
@@ -491,7 +507,7 @@ pub static CONTENT_SOURCES: TableDef = TableDef {
     partitioned: true,
     doc: "ECHO: the content sources at the snapshot: each host's main page and the pages of its host it links to that are at least echo.content_age_days old.",
     columns: &[
-        c("url", Utf8, false, "The source page."),
+        c("url", Utf8, false, "The source page.").distinct(),
         c("host", Utf8, false, "Its host."),
         c("kind", Utf8, false, "main (the host's main page) or linked (linked from it)."),
         c("first_seen", Timestamp, false, "When the page was first seen (fetched or linked)."),
@@ -503,7 +519,7 @@ pub static SOURCE_ESTIMATES: TableDef = TableDef {
     partitioned: true,
     doc: "ECHO: per content source, the new-link rate lambda over its last echo.crawls crawls, and the fit P (1 - exp(-mu t)) of the mean cumulative clicks of the new pages it revealed.",
     columns: &[
-        c("url", Utf8, false, "The source page."),
+        c("url", Utf8, false, "The source page.").distinct(),
         c("host", Utf8, false, "Its host."),
         c("crawls", Int64, false, "Its crawls as a content source so far (the first is the baseline)."),
         c("new_links", Int64, false, "Links to never-seen pages it revealed, over all crawls after the baseline."),
@@ -523,7 +539,7 @@ pub static ECHO_SCHEDULE: TableDef = TableDef {
     doc: "ECHO: the optimal recrawl interval of every source with a new-link rate, for each crawl rate of echo.crawl_rates_per_s.",
     columns: &[
         c("crawl_rate_per_s", Float64, false, "N: fetches per second for sources and their new pages."),
-        c("url", Utf8, false, "The source page."),
+        c("url", Utf8, false, "The source page.").distinct(),
         c("interval_s", Float64, true, "Recrawl it every this many seconds; null: never."),
         c("profit_per_s", Float64, false, "Its expected clicks per second at that interval (0 if never)."),
     ],
@@ -570,7 +586,7 @@ pub static SOURCE_COVER: TableDef = TableDef {
     doc: "ECHO: the greedy cover of the new pages revealed within the last echo.click_horizon_hours by the content sources that revealed them (linked them at the snapshot they first appeared, after the source's baseline crawl), one row per pick (ties: smallest URL). How many sources cover 80% of new pages: the smallest rank with covered_fraction >= 0.8.",
     columns: &[
         c("rank", Int64, false, "Position of the pick, from 1."),
-        c("url", Utf8, false, "The content source picked."),
+        c("url", Utf8, false, "The content source picked.").distinct(),
         c("gain", Int64, false, "New pages it revealed that no earlier pick did."),
         c("covered_fraction", Float64, false, "Share of all the window's revealed new pages that the picks up to this one revealed."),
     ],
