@@ -464,7 +464,6 @@ impl Ledger {
         for rec in records.drain(..) {
             match rec {
                 Record::Link(l) => batch.links.push(self.link_hosts.link(LinkKey::from(l))),
-                Record::Links(b) => self.gather_links(batch, &b),
                 Record::Pages(b) => self.gather_pages(batch, &b),
                 rec => self.gather_one(batch, rec),
             }

@@ -42,6 +42,15 @@ pub struct LinkBatch {
     pub links: Vec<LinkObs>,
 }
 
+impl LinkBatch {
+    fn new(to: u32) -> LinkBatch {
+        LinkBatch {
+            to,
+            links: Vec::new(),
+        }
+    }
+}
+
 /// What a snapshot's fetch of a page observed, besides its URL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fetch {
@@ -206,8 +215,7 @@ impl<'a, S: FnMut(Record)> PageBatcher<'a, S> {
         }
         for batch in &mut self.links {
             if !batch.links.is_empty() {
-                let full = std::mem::take(batch);
-                batch.to = full.to;
+                let full = std::mem::replace(batch, LinkBatch::new(batch.to));
                 (self.send)(Record::Links(Box::new(full)));
             }
         }
