@@ -276,7 +276,7 @@ fn build_world(crawl: &CrawlDir, urls: &[String], job: &Job) -> anyhow::Result<W
         let mut seen = Vec::new();
         read_snapshot(
             snap,
-            Share { index: 0, peers: 1 },
+            &Share::dealt(0, 1),
             site_key,
             &mut OddRows::default(),
             &mut |r| match r {
@@ -354,7 +354,7 @@ fn build_world(crawl: &CrawlDir, urls: &[String], job: &Job) -> anyhow::Result<W
         spans.sort_unstable();
     }
     if let Some(file) = &crawl.clicks {
-        read_clicks(file, Share { index: 0, peers: 1 }, site_key, &mut |c| {
+        read_clicks(file, &Share::dealt(0, 1), site_key, &mut |c| {
             if let Some(&page) = pages.get(&c.page) {
                 world.clicks[page as usize].push((c.time, c.clicks));
             }

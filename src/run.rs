@@ -16,7 +16,7 @@ use crate::dataflow::plan::{worker_log_path, RunPlan, WorkerLog};
 use crate::dataflow::{self, ledger_op, WorkerCtx};
 use crate::error::{InputError, OutputError};
 use crate::ingest::crawl_dir::{format_time, CrawlDir};
-use crate::ingest::table::Share;
+use crate::ingest::table::{Share, Turns};
 use crate::ingest::{
     read_clicks, read_snapshot, read_trust, ClickObs, OddRows, PageBatcher, Record, RecordSink,
     CLICK_BIN,
@@ -40,10 +40,11 @@ pub struct RunRequest {
 }
 
 /// Rows read by this process's workers, for the progress lines' rates.
-#[derive(Default)]
 struct ProcessCounters {
     pages: AtomicU64,
     links: AtomicU64,
+    /// The row groups of the input files, taken in turn by this process's workers.
+    turns: Arc<Turns>,
 }
 
 /// What a run did: the record the manifest keeps of it.
@@ -111,7 +112,11 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
     }
 
     let worker_plan = plan.clone();
-    let counters = Arc::new(ProcessCounters::default());
+    let counters = Arc::new(ProcessCounters {
+        pages: AtomicU64::new(0),
+        links: AtomicU64::new(0),
+        turns: Arc::new(Turns::new(req.cluster.process, req.cluster.processes)),
+    });
     let processes = req.cluster.processes;
     let cluster = &req.cluster;
     let connected = (cluster.processes > 1).then(|| {
@@ -355,7 +360,7 @@ fn plan_run(
 /// (for this many workers), by hash for a state kept without a placement, or,
 /// from nothing, balanced over the page counts of the first snapshot (see
 /// [`crate::placement`]; a collective step of all workers).
-fn place_hosts(worker: &mut timely::worker::Worker, plan: &RunPlan, share: Share) -> Placement {
+fn place_hosts(worker: &mut timely::worker::Worker, plan: &RunPlan, share: &Share) -> Placement {
     let peers = worker.peers();
     if plan.restore.is_some() {
         return match &plan.placement {
@@ -385,7 +390,11 @@ fn run_worker(
         index,
         ..WorkerLog::default()
     }));
-    let share = Share { index, peers };
+    let share = Share {
+        index,
+        peers,
+        turns: Some(counters.turns.clone()),
+    };
     let talk = talk.filter(|_| index == 0);
     // Worker 0 times the stages and measures process 0's memory in each.
     let timed = index == 0;
@@ -409,7 +418,7 @@ fn run_worker(
         crate::memory::start_stage();
     }
     let placing = Instant::now();
-    let placement = Arc::new(place_hosts(worker, &plan, share));
+    let placement = Arc::new(place_hosts(worker, &plan, &share));
     if plan.restore.is_none() {
         let first = plan.snapshots[0].meta.seq;
         stage("placement", Some(first), placing);
@@ -470,7 +479,7 @@ fn run_worker(
             );
         }
     }
-    let mut clicks = match read_click_share(&plan, share) {
+    let mut clicks = match read_click_share(&plan, &share) {
         Ok(c) => c,
         Err(e) => {
             log.borrow_mut().input_errors.push(e.to_string());
@@ -513,7 +522,7 @@ fn run_worker(
                 batcher.record(Record::Click(Box::new(c)));
             }
             let site_key = plan.job.discovery.site_key;
-            let read = read_snapshot(snap, share, site_key, &mut odd, &mut batcher);
+            let read = read_snapshot(snap, &share, site_key, &mut odd, &mut batcher);
             batcher.flush();
             drop(batcher);
             match read {
@@ -596,7 +605,7 @@ fn run_worker(
 /// last snapshot wait for the run that brings a later one.
 fn read_click_share(
     plan: &RunPlan,
-    share: Share,
+    share: &Share,
 ) -> Result<BTreeMap<Seq, Vec<ClickObs>>, InputError> {
     let mut out: BTreeMap<Seq, Vec<ClickObs>> = BTreeMap::new();
     let Some(file) = &plan.clicks else {

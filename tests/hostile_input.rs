@@ -217,7 +217,7 @@ fn read_crawl(
         let mut odd = OddRows::default();
         read_snapshot(
             &crawl.snapshots[0],
-            Share { index, peers: 2 },
+            &Share::dealt(index, 2),
             SiteKey::Host,
             &mut odd,
             &mut |_| records += 1,
@@ -261,7 +261,7 @@ proptest! {
         fs::write(snap.join("pages.tsv.gz"), &z[..cut]).unwrap();
         let result = CrawlDir::open(dir.path()).and_then(|c| {
             let mut odd = OddRows::default();
-            read_snapshot(&c.snapshots[0], Share { index: 0, peers: 1 }, SiteKey::Host, &mut odd, &mut |_| {})
+            read_snapshot(&c.snapshots[0], &Share::dealt(0, 1), SiteKey::Host, &mut odd, &mut |_| {})
         });
         match result {
             Err(e) => names_file(&e, "pages.tsv.gz")?,

@@ -6,13 +6,14 @@
 //! row groups a worker of a run takes, and its wall time is reported.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::error::InputError;
 use crate::ingest::crawl_dir::CrawlDir;
-use crate::ingest::table::Share;
+use crate::ingest::table::{Share, Turns};
 use crate::ingest::{read_clicks, read_snapshot, read_trust, Discard, OddRows, ReadCounts};
 use crate::job::{Job, SiteKey};
 
@@ -85,7 +86,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         let start = Instant::now();
         let shares = on_threads(args.workers, |share| {
             let mut odd = OddRows::default();
-            let counts = read_snapshot(snap, share, site_key, &mut odd, &mut Discard)?;
+            let counts = read_snapshot(snap, &share, site_key, &mut odd, &mut Discard)?;
             Ok((counts, odd))
         })?;
         let mut total = SnapshotCheck {
@@ -117,7 +118,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     if let Some(file) = &crawl.clicks {
         let rows = on_threads(args.workers, |share| {
             let mut n = 0u64;
-            read_clicks(file, share, site_key, &mut |_| n += 1)?;
+            read_clicks(file, &share, site_key, &mut |_| n += 1)?;
             Ok(n)
         })?;
         check.click_rows = Some(rows.iter().sum());
@@ -145,14 +146,18 @@ fn on_threads<T: Send>(
     workers: usize,
     read: impl Fn(Share) -> Result<T, InputError> + Sync,
 ) -> anyhow::Result<Vec<T>> {
+    // The threads take row groups in turn, as a run's workers do.
+    let turns = Arc::new(Turns::new(0, 1));
     let results: Vec<_> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|index| {
                 let read = &read;
+                let turns = turns.clone();
                 scope.spawn(move || {
                     read(Share {
                         index,
                         peers: workers,
+                        turns: Some(turns),
                     })
                 })
             })

@@ -186,7 +186,7 @@ fn pages_salt(snap: &SnapshotInput) -> usize {
 /// that do not parse are skipped: the snapshot's read reports them.
 pub fn read_page_hosts(
     snap: &SnapshotInput,
-    share: Share,
+    share: &Share,
     site_key: SiteKey,
     visit: &mut dyn FnMut(HostId),
 ) -> Result<(), InputError> {
@@ -265,7 +265,7 @@ impl PageRef<'_> {
 /// Reads this worker's share of `snap`, handing what it reads to `emit`.
 pub fn read_snapshot(
     snap: &SnapshotInput,
-    share: Share,
+    share: &Share,
     site_key: SiteKey,
     odd: &mut OddRows,
     emit: &mut dyn RecordSink,
@@ -610,7 +610,7 @@ impl UrlCache {
 /// naming the row.
 pub fn read_clicks(
     file: &crawl_dir::InputFile,
-    share: Share,
+    share: &Share,
     site_key: SiteKey,
     emit: &mut dyn FnMut(ClickObs),
 ) -> Result<(), InputError> {
@@ -646,7 +646,7 @@ pub fn read_trust(
     site_key: SiteKey,
 ) -> Result<TrustWeights, InputError> {
     let mut raw: HashMap<PageId, f64> = HashMap::new();
-    table::read_rows(file, Share { index: 0, peers: 1 }, 0, |row| {
+    table::read_rows(file, &Share::dealt(0, 1), 0, |row| {
         let text = row.text(0)?.ok_or("url is empty")?;
         let url = normalize_for(text, site_key).map_err(|p| format!("trust URL {text:?}: {p}"))?;
         let w = row.float(1)?.ok_or("weight is empty")?;
@@ -752,10 +752,10 @@ mod tests {
         let crawl = CrawlDir::open(root).unwrap();
         let mut out = Vec::new();
         let mut odd = OddRows::default();
-        let share = Share { index, peers };
+        let share = Share::dealt(index, peers);
         read_snapshot(
             &crawl.snapshots[0],
-            share,
+            &share,
             SiteKey::Host,
             &mut odd,
             &mut |r| out.push(format!("{r:?}")),

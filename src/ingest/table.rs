@@ -5,10 +5,12 @@
 //! callback as a [`Row`], whose accessors parse cells into the logical type. A cell
 //! the callback rejects becomes an [`InputError`] naming file and row or line.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -121,17 +123,93 @@ pub fn check_columns(file: &InputFile) -> Result<(), InputError> {
     }
 }
 
-/// Which part of a file one worker reads.
-#[derive(Clone, Copy, Debug)]
+/// Which part of a file one worker reads: worker `index` of `peers` takes
+/// Parquet row group `g` if `g % peers == index`, unless its process's
+/// workers take their row groups in [`Turns`].
+#[derive(Clone, Debug)]
 pub struct Share {
     pub index: usize,
     pub peers: usize,
+    pub turns: Option<Arc<Turns>>,
 }
 
 impl Share {
+    /// Worker `index` of `peers`, with row groups dealt by number.
+    pub fn dealt(index: usize, peers: usize) -> Share {
+        Share {
+            index,
+            peers,
+            turns: None,
+        }
+    }
+
     /// Whether this worker reads the unit (row group or whole text file) numbered `unit`.
     fn takes(&self, unit: usize) -> bool {
         unit % self.peers == self.index
+    }
+
+    /// The next row group of `file`'s `groups` this worker reads, `None`
+    /// once its share is read. `taken` counts the ones it took before.
+    fn next_group(
+        &self,
+        next: &Option<Arc<AtomicUsize>>,
+        taken: usize,
+        groups: usize,
+    ) -> Option<usize> {
+        let g = match (&self.turns, next) {
+            (Some(turns), Some(next)) => {
+                turns.process + next.fetch_add(1, Ordering::Relaxed) * turns.processes
+            }
+            _ => self.index + taken * self.peers,
+        };
+        (g < groups).then_some(g)
+    }
+}
+
+/// The row groups of the Parquet files a process's workers read, handed out
+/// one at a time to whichever worker asks next instead of dealt by number:
+/// a worker on a core that the machine slows down (a shared virtual machine's
+/// are, by a quarter at times) then reads fewer of them rather than holding
+/// back every other worker, which wait for the whole snapshot before the
+/// fold. Between processes the row groups are still dealt by number (`g %
+/// processes`). Which worker reads a row changes nothing downstream: every
+/// record goes to the worker that owns its host, and the ledger's fold
+/// orders what it gathers by content.
+#[derive(Debug)]
+pub struct Turns {
+    process: usize,
+    processes: usize,
+    /// Per file and reading of it (the first, the second, ...) the number of
+    /// this process's row groups handed out; and per file and worker how
+    /// many times the worker started reading it, which says which reading
+    /// the worker's next one is: every worker reads the same files in the
+    /// same order.
+    counters: Mutex<TurnCounters>,
+}
+
+#[derive(Debug, Default)]
+struct TurnCounters {
+    next: HashMap<(PathBuf, usize), Arc<AtomicUsize>>,
+    readings: HashMap<(PathBuf, usize), usize>,
+}
+
+impl Turns {
+    /// Turns for the workers of process `process` of `processes`.
+    pub fn new(process: usize, processes: usize) -> Turns {
+        Turns {
+            process,
+            processes: processes.max(1),
+            counters: Mutex::default(),
+        }
+    }
+
+    /// The counter of the reading of `path` that worker `index` starts now.
+    fn start(&self, path: &Path, index: usize) -> Arc<AtomicUsize> {
+        let mut c = self.counters.lock().unwrap_or_else(|e| e.into_inner());
+        let reading = c.readings.entry((path.to_path_buf(), index)).or_insert(0);
+        let key = (path.to_path_buf(), *reading);
+        *reading += 1;
+        c.next.entry(key).or_default().clone()
     }
 }
 
@@ -141,7 +219,7 @@ impl Share {
 /// reject it with a problem description.
 pub fn read_rows(
     file: &InputFile,
-    share: Share,
+    share: &Share,
     salt: usize,
     mut visit: impl FnMut(&Row) -> Result<(), String>,
 ) -> Result<(), InputError> {
@@ -409,73 +487,72 @@ fn missing_column(file: &InputFile, name: &str) -> InputError {
 
 fn read_parquet(
     file: &InputFile,
-    share: Share,
+    share: &Share,
     visit: &mut dyn FnMut(&Row) -> Result<(), String>,
 ) -> Result<(), InputError> {
-    let builder = parquet_builder(&file.path)?;
-    let map = parquet_columns(file, builder.schema().as_ref())?;
-    let builder = keep_dictionaries(file, builder, &map)?;
-    let groups: Vec<usize> = (0..builder.metadata().num_row_groups())
-        .filter(|g| share.takes(*g))
-        .collect();
+    let source = File::open(&file.path).map_err(|e| InputError::io(&file.path, e))?;
+    let metadata = ArrowReaderMetadata::load(&source, ArrowReaderOptions::new())
+        .map_err(|e| InputError::file(&file.path, format!("not a readable Parquet file: {e}")))?;
+    let map = parquet_columns(file, metadata.schema().as_ref())?;
+    let metadata = keep_dictionaries(file, metadata, &map)?;
     // File row number of each row group's first row, so errors name exact rows.
     let mut starts = Vec::new();
-    let mut rows_in = Vec::new();
     let mut acc = 0u64;
-    for rg in builder.metadata().row_groups() {
+    for rg in metadata.metadata().row_groups() {
         starts.push(acc);
-        rows_in.push(rg.num_rows() as u64);
         acc += rg.num_rows() as u64;
     }
-    let mask = ProjectionMask::roots(builder.parquet_schema(), map.iter().flatten().copied());
-    let reader = builder
-        .with_row_groups(groups.clone())
-        .with_projection(mask)
-        .with_batch_size(8192)
-        .build()
-        .map_err(|e| InputError::file(&file.path, e.to_string()))?;
-    let mut group_iter = groups.iter();
-    let mut group_left = 0u64;
-    let mut row_no = 0u64;
-    for batch in reader {
-        let batch: RecordBatch =
-            batch.map_err(|e| InputError::file(&file.path, format!("cannot decode: {e}")))?;
-        let columns: Vec<Option<ArrayRef>> = file
-            .kind
-            .columns()
-            .iter()
-            .map(|c| batch.column_by_name(c.name).cloned())
-            .collect();
-        for row in 0..batch.num_rows() {
-            while group_left == 0 {
-                let g = *group_iter
-                    .next()
-                    .expect("the reader returned more rows than its row groups hold");
-                row_no = starts[g];
-                group_left = rows_in[g];
+    let groups = starts.len();
+    let mask = ProjectionMask::roots(metadata.parquet_schema(), map.iter().flatten().copied());
+    let next = share
+        .turns
+        .as_ref()
+        .map(|t| t.start(&file.path, share.index));
+    let mut taken = 0;
+    while let Some(g) = share.next_group(&next, taken, groups) {
+        taken += 1;
+        let source = source
+            .try_clone()
+            .map_err(|e| InputError::io(&file.path, e))?;
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source, metadata.clone())
+            .with_row_groups(vec![g])
+            .with_projection(mask.clone())
+            .with_batch_size(8192)
+            .build()
+            .map_err(|e| InputError::file(&file.path, e.to_string()))?;
+        let mut row_no = starts[g];
+        for batch in reader {
+            let batch: RecordBatch =
+                batch.map_err(|e| InputError::file(&file.path, format!("cannot decode: {e}")))?;
+            let columns: Vec<Option<ArrayRef>> = file
+                .kind
+                .columns()
+                .iter()
+                .map(|c| batch.column_by_name(c.name).cloned())
+                .collect();
+            for row in 0..batch.num_rows() {
+                visit(&Row::Arrow {
+                    columns: &columns,
+                    row,
+                })
+                .map_err(|p| InputError::at(&file.path, Position::Row(row_no), p))?;
+                row_no += 1;
             }
-            visit(&Row::Arrow {
-                columns: &columns,
-                row,
-            })
-            .map_err(|p| InputError::at(&file.path, Position::Row(row_no), p))?;
-            row_no += 1;
-            group_left -= 1;
         }
     }
     Ok(())
 }
 
-/// Reopens `builder` so that the declared columns that repeat come with
+/// `metadata` read so that the declared columns that repeat come with
 /// their dictionaries (Parquet's dictionary pages; a chunk without one gets
 /// a dictionary built by the reader), and every dictionary column with
 /// 32-bit keys, the one kind [`Row`] reads.
 fn keep_dictionaries(
     file: &InputFile,
-    builder: ParquetRecordBatchReaderBuilder<File>,
+    metadata: ArrowReaderMetadata,
     map: &[Option<usize>],
-) -> Result<ParquetRecordBatchReaderBuilder<File>, InputError> {
-    let schema = builder.schema();
+) -> Result<ArrowReaderMetadata, InputError> {
+    let schema = metadata.schema();
     let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
     let mut changed = false;
     for (c, i) in file.kind.columns().iter().zip(map) {
@@ -492,16 +569,12 @@ fn keep_dictionaries(
         changed = true;
     }
     if !changed {
-        return Ok(builder);
+        return Ok(metadata);
     }
     let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     let options = ArrowReaderOptions::new().with_schema(schema);
-    let metadata = ArrowReaderMetadata::try_new(builder.metadata().clone(), options)
-        .map_err(|e| InputError::file(&file.path, format!("not a readable Parquet file: {e}")))?;
-    let f = File::open(&file.path).map_err(|e| InputError::io(&file.path, e))?;
-    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
-        f, metadata,
-    ))
+    ArrowReaderMetadata::try_new(metadata.metadata().clone(), options)
+        .map_err(|e| InputError::file(&file.path, format!("not a readable Parquet file: {e}")))
 }
 
 type Lines = Box<dyn BufRead>;
@@ -628,5 +701,112 @@ mod tests {
         let ints: ArrayRef = Arc::new(Int64Array::from(vec![i64::MIN / 10, 3]));
         assert!(cell(ints.clone(), 0).unwrap_err().contains("out of range"));
         assert_eq!(cell(ints, 1), Ok(Some(3_000_000)));
+    }
+
+    /// A Parquet trust table of `rows` rows, `per_group` to a row group,
+    /// whose weights are the row numbers.
+    fn numbered_rows(dir: &Path, rows: usize, per_group: usize) -> InputFile {
+        use arrow_array::{Float64Array, StringArray};
+        let path = dir.join("numbered.parquet");
+        let url: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..rows).map(|i| format!("http://h{}.example/", i % 7)),
+        ));
+        let weight: ArrayRef =
+            Arc::new(Float64Array::from_iter_values((0..rows).map(|i| i as f64)));
+        let batch = RecordBatch::try_from_iter([("url", url), ("weight", weight)]).unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(per_group))
+            .build();
+        let f = File::create(&path).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(f, batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        InputFile {
+            path,
+            format: FileFormat::Parquet,
+            kind: TableKind::Trust,
+        }
+    }
+
+    /// Workers taking row groups in turns read every row of their
+    /// process's row groups once between them, however the groups fall
+    /// to them, and errors name the file's own row numbers; a second
+    /// reading of the same file by the same workers starts over.
+    #[test]
+    fn workers_taking_turns_read_each_row_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = numbered_rows(dir.path(), 1000, 37);
+        let groups = 1000usize.div_ceil(37);
+        for processes in [1usize, 2] {
+            let workers = 3;
+            let peers = workers * processes;
+            let mut all: Vec<u64> = Vec::new();
+            for process in 0..processes {
+                let turns = Arc::new(Turns::new(process, processes));
+                for reading in 0..2 {
+                    let mut got: Vec<u64> = std::thread::scope(|scope| {
+                        let handles: Vec<_> = (0..workers)
+                            .map(|w| {
+                                let share = Share {
+                                    index: process * workers + w,
+                                    peers,
+                                    turns: Some(turns.clone()),
+                                };
+                                let file = &file;
+                                scope.spawn(move || {
+                                    let mut got = Vec::new();
+                                    read_rows(file, &share, 0, |row| {
+                                        got.push(row.float(1)?.unwrap() as u64);
+                                        Ok(())
+                                    })
+                                    .unwrap();
+                                    got
+                                })
+                            })
+                            .collect();
+                        handles
+                            .into_iter()
+                            .flat_map(|h| h.join().unwrap())
+                            .collect()
+                    });
+                    got.sort_unstable();
+                    let want: Vec<u64> = (0..1000u64)
+                        .filter(|&r| (r as usize / 37) % processes == process)
+                        .collect();
+                    assert_eq!(
+                        got, want,
+                        "process {process} of {processes}, reading {reading}"
+                    );
+                    if reading == 0 {
+                        all.extend(got);
+                    }
+                }
+            }
+            all.sort_unstable();
+            assert_eq!(
+                all,
+                (0..1000).collect::<Vec<u64>>(),
+                "{processes} process(es)"
+            );
+            assert!(groups > 2 * workers);
+        }
+        // A rejected row is named by its number in the file, whichever
+        // worker reads it.
+        let turns = Arc::new(Turns::new(0, 1));
+        let share = Share {
+            index: 1,
+            peers: 2,
+            turns: Some(turns),
+        };
+        let err = read_rows(&file, &share, 0, |row| {
+            let w = row.float(1)?.unwrap();
+            if w == 500.0 {
+                Err("a bad weight".to_string())
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains(", row 500"), "{err}");
     }
 }
