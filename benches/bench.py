@@ -112,6 +112,8 @@ def main():
                          "to half and double the size")
     ap.add_argument("--no-scaling", action="store_true",
                     help="with --throughput-only: the preset's size only, not half and double")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="rounds of the new-snapshot comparison (webevo, its reading, the SQL peer in turn)")
     ap.add_argument("--sql-timeout", type=float, default=1200,
                     help="seconds after which the SQL peer is stopped and reported as timed out")
     args = ap.parse_args()
@@ -676,22 +678,57 @@ def new_snapshot_times(args, data, base, workers):
     for seq in snaps[:-1]:
         os.symlink(os.path.abspath(os.path.join(data, "snapshots", str(seq))),
                    os.path.join(history, "snapshots", str(seq)))
-    out = os.path.join(base, "incremental")
+    committed = os.path.join(base, "incremental-committed")
     print(f"discovery: webevo run of snapshots {snaps[0]}-{snaps[-2]}, then of snapshot {last} alone...",
           file=sys.stderr)
-    discovery_sql.run_webevo(history, out, workers)
-    web_inc = discovery_sql.run_webevo(data, out, workers, fresh=False)
-    # What reading and parsing that snapshot costs alone (issue 9: a new
-    # snapshot should cost at most 1.3x this).
-    print(f"discovery: webevo check of snapshot {last} (read and parse only)...", file=sys.stderr)
-    started = time.perf_counter()
-    subprocess.run([WEBEVO, "check", "--input", data, "--snapshot", str(last), "-w", str(workers), "--json"],
-                   check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    read_wall = time.perf_counter() - started
-    print(f"discovery: the SQL peer recomputing snapshot {last}...", file=sys.stderr)
-    peer, sql_wall, timed_out = run_sql_peer(data, os.path.join(base, "discovery_sql_last.json"), workers,
-                                             args.sql_timeout, last_only=True)
-    return last, web_inc, sql_wall, None if timed_out else peer, read_wall
+    discovery_sql.run_webevo(history, committed, workers)
+    # This machine's speed drifts by a third over minutes, so each contender
+    # runs `repeats` times, the three in turn, and the medians compare.
+    out = os.path.join(base, "incremental")
+    web_runs, read_runs, sql_runs, peer = [], [], [], None
+    for i in range(args.repeats):
+        print(f"discovery: round {i + 1} of {args.repeats}: webevo run of snapshot {last} on a copy of the "
+              f"committed {snaps[0]}-{snaps[-2]}, webevo check of it (read and parse only), the SQL peer "
+              f"recomputing it...", file=sys.stderr)
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(committed, out, symlinks=True)
+        # The state as a run leaves it: written past the page cache, so
+        # read from the disk by the next run (the copy put it in the cache).
+        drop_from_page_cache(os.path.join(out, "_state"))
+        web_runs.append(discovery_sql.run_webevo(data, out, workers, fresh=False))
+        # What reading and parsing that snapshot costs alone (issue 9: a new
+        # snapshot should cost at most 1.3x this).
+        started = time.perf_counter()
+        subprocess.run([WEBEVO, "check", "--input", data, "--snapshot", str(last), "-w", str(workers), "--json"],
+                       check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        read_runs.append(time.perf_counter() - started)
+        peer, sql_wall, timed_out = run_sql_peer(data, os.path.join(base, "discovery_sql_last.json"), workers,
+                                                 args.sql_timeout, last_only=True)
+        sql_runs.append(sql_wall)
+        if timed_out:
+            peer = None
+            break
+    return last, web_runs, sql_runs, peer, read_runs
+
+
+def drop_from_page_cache(directory):
+    """Asks the kernel to drop the files under DIRECTORY from its page cache."""
+    os.sync()
+    for dirpath, _, files in os.walk(directory):
+        for name in files:
+            fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
+def spread(values):
+    """The median wall time of VALUES, and their range."""
+    if len(values) == 1:
+        return f"{values[0]:.1f} s wall"
+    return (f"{statistics.median(values):.1f} s wall (the median of {len(values)} runs taken in turn with the "
+            f"others: {min(values):.2f}-{max(values):.2f} s)")
 
 
 def discovery(args, data):
@@ -813,26 +850,30 @@ def discovery(args, data):
         lines.append(f"webevo's time per snapshot per 1k new pages: {min(per_k):.0f}–{max(per_k):.0f} ms "
                      "(the whole snapshot, dominated by reading it; discovery's share is the column above).")
     if new_snapshot:
-        last, web_inc, sql_last, sql_peer, read_wall = new_snapshot
+        last, web_runs, sql_runs, sql_peer, read_runs = new_snapshot
+        web_inc, read_wall = statistics.median(web_runs), statistics.median(read_runs)
+        sql_last = statistics.median(sql_runs)
         lines.append("")
         if sql_peer is None:
             lines.append(f"**A new snapshot ({last})**: webevo {web_inc:.1f} s; the SQL peer's recomputation timed "
-                         f"out after {sql_last:.0f} s.")
+                         f"out after {sql_runs[-1]:.0f} s.")
         else:
             sec = sql_peer["seconds"]
-            lines.append(f"**A new snapshot ({last}): {sql_last / web_inc:.2f}x** (aim: 5x). webevo, continuing "
+            lines.append(f"**A new snapshot ({last}): {sql_last / web_inc:.2f}x** (aim: 5x; the ratio of the "
+                         f"medians). webevo, continuing "
                          f"from the committed state of snapshots {sorted(web_secs)[0]}-{last - 1} "
-                         f"(`webevo run` of the same job on the same output; restore, read, fold, write): "
-                         f"{web_inc:.1f} s wall. The SQL peer's recomputation of snapshot {last} "
+                         f"(`webevo run` of the same job on a copy of that output, its state out of the page "
+                         f"cache as a run leaves it; restore, read, fold, write): "
+                         f"{spread(web_runs)}. The SQL peer's recomputation of snapshot {last} "
                          f"(`discovery_sql.py --last-only`: the history loaded, since which pages are new depends "
                          f"on every earlier snapshot, then snapshot {last}'s closure and Jaccard queries): "
-                         f"{sql_last:.1f} s wall (load {sec['load']:.1f} s, closure {sec['closure']:.2f} s, "
-                         f"Jaccard {sec['jaccard']:.2f} s).")
+                         f"{spread(sql_runs)}; the last run: load {sec['load']:.1f} s, closure "
+                         f"{sec['closure']:.2f} s, Jaccard {sec['jaccard']:.2f} s.")
         lines.append("")
         lines.append(f"**The same new snapshot against reading it: {web_inc / read_wall:.2f}x** (issue 9's aim: "
                      f"at most 1.3x). Reading and parsing snapshot {last} alone (`webevo check --snapshot {last} "
                      f"-w {workers}`: every row read, every URL normalized, nothing sent or kept) takes "
-                     f"{read_wall:.1f} s wall, against the {web_inc:.1f} s of the incremental run above.")
+                     f"{spread(read_runs)}, against the {web_inc:.1f} s of the incremental run above.")
     if mismatches:
         lines.append("")
         lines.append(f"**MISMATCH between webevo and the SQL peer** ({len(mismatches)}): " + "; ".join(mismatches[:5]))
