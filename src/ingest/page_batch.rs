@@ -129,6 +129,9 @@ pub struct PageBatcher<'a, S: FnMut(Record)> {
     fetched: Vec<PageBatch>,
     named: Vec<PageBatch>,
     links: Vec<LinkBatch>,
+    /// The last link's source host and its worker: a links table lists a
+    /// source's links together, so most links skip the placement's lookup.
+    last_source: Option<(HostId, usize)>,
 }
 
 impl<'a, S: FnMut(Record)> PageBatcher<'a, S> {
@@ -156,6 +159,7 @@ impl<'a, S: FnMut(Record)> PageBatcher<'a, S> {
             links: (0..peers as u32)
                 .map(|to| Self::empty_links(to, rows))
                 .collect(),
+            last_source: None,
         }
     }
 
@@ -241,7 +245,14 @@ impl<S: FnMut(Record)> RecordSink for PageBatcher<'_, S> {
     }
 
     fn link(&mut self, l: LinkObs) {
-        let w = (self.owner)(l.src_host);
+        let w = match self.last_source {
+            Some((host, w)) if host == l.src_host => w,
+            _ => {
+                let w = (self.owner)(l.src_host);
+                self.last_source = Some((l.src_host, w));
+                w
+            }
+        };
         let batch = &mut self.links[w];
         batch.links.push(l);
         if batch.links.len() == self.rows {
