@@ -16,11 +16,9 @@ use crate::ingest::Record;
 use crate::job::Analysis;
 use crate::ledger::{Batch, EchoScan, Ledger, LedgerOut, Updates};
 use crate::model::Seq;
-use crate::output::batch::RowContext;
 use crate::output::change::PageChangeRow;
 use crate::output::parquet::{part_path, PartWriter};
-use crate::output::rows::PageRow;
-use crate::page_state::PageState;
+use crate::output::rows::{PageColumns, PageRow};
 use crate::state::{self, StateRecord, StateWriter};
 
 /// Routes `records` by host into each worker's [`Ledger`] and returns the ledger's
@@ -235,45 +233,19 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
 
     let path = part_path(&plan.table_dir("pages", None), ctx.index);
     let mut part = PartWriter::<PageRow<'_>>::create(&path, &plan.job.write)?;
-    let row_ctx = RowContext { snapshot: None };
     let time = |seq| plan.meta(seq).time;
-    // A block of rows at a time, its states and URLs first copied out in a
-    // loop of their own: read one by one between the Arrow appends of each
-    // row, the worker waited on each cache miss in turn. The rows come
+    // A batch of rows at a time (see `PageColumns`). The rows come
     // straight from the ledger (`Ledger::pages_at`): a vector of every
     // page's state, URL and host first was 40 bytes a page of the finish's
     // peak.
-    const BLOCK: usize = 4096;
-    let mut states: Vec<PageState> = Vec::with_capacity(BLOCK);
-    let mut hosts: Vec<&str> = Vec::with_capacity(BLOCK);
-    let mut url_bytes: Vec<u8> = Vec::new();
-    let mut url_ends: Vec<usize> = Vec::with_capacity(BLOCK);
-    for block in order.chunks(BLOCK) {
-        states.clear();
-        hosts.clear();
-        url_bytes.clear();
-        url_ends.clear();
+    const BATCH: usize = 65_536;
+    let mut columns = PageColumns::default();
+    for block in order.chunks(BATCH) {
         for (state, url, host) in ledger.pages_at(block) {
-            states.push(state.clone());
-            hosts.push(host);
-            url_bytes.extend_from_slice(url);
-            url_ends.push(url_bytes.len());
+            columns.push(state, url, host);
         }
-        // One check of the block's URLs as text: checked one by one they
-        // were 1.4% of a new snapshot's time.
-        let urls = std::str::from_utf8(&url_bytes).expect("the ledger keeps URLs as text");
-        let mut start = 0;
-        for ((state, host), &end) in states.iter().zip(&hosts).zip(&url_ends) {
-            let row = PageRow {
-                state,
-                url: &urls[start..end],
-                host,
-                first_seen: time(state.first_seen()),
-                last_seen: time(state.last_seen()),
-            };
-            part.push_row(&row, &row_ctx)?;
-            start = end;
-        }
+        let batch = columns.batch(time).expect("the ledger keeps URLs as text");
+        part.write_batch(&batch)?;
     }
     let n = part.finish()?;
     *ctx.log.borrow_mut().rows.entry("pages".into()).or_default() += n;

@@ -16,7 +16,7 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 
 use crate::model::{Micros, SnapshotMeta};
-use crate::output::schema::{ColType, TableDef};
+use crate::output::schema::{ColType, TableDef, TIME_ZONE};
 
 /// What a row may need to know that it does not carry: the snapshot it belongs to.
 #[derive(Clone, Copy, Debug)]
@@ -229,7 +229,7 @@ fn builders(table: &TableDef, rows: usize, text: &[usize]) -> Vec<ColumnBuilder>
             )),
             ColType::Bool => ColumnBuilder::Bool(BooleanBuilder::with_capacity(rows)),
             ColType::Timestamp => ColumnBuilder::Timestamp(
-                TimestampMicrosecondBuilder::with_capacity(rows).with_timezone("UTC"),
+                TimestampMicrosecondBuilder::with_capacity(rows).with_timezone(TIME_ZONE),
             ),
         })
         .collect()

@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -126,6 +127,25 @@ impl<R: TableRow> PartWriter<R> {
             self.flush_batch()?;
         }
         Ok(())
+    }
+
+    /// Writes `batch`, rows of this part's table made whole (see
+    /// [`PageRow::batch`](crate::output::rows::PageRow::batch)), after the
+    /// rows pushed before it.
+    pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
+        assert_eq!(
+            batch.schema(),
+            R::TABLE.arrow_schema(),
+            "a batch of {}",
+            R::TABLE.name
+        );
+        if self.batch.rows() > 0 {
+            self.flush_batch()?;
+        }
+        self.total += batch.num_rows() as u64;
+        self.writer
+            .write(batch)
+            .map_err(|e| parquet_error(&self.path, e))
     }
 
     fn flush_batch(&mut self) -> Result<(), OutputError> {

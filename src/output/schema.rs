@@ -21,6 +21,9 @@ pub enum ColType {
     Timestamp,
 }
 
+/// The time zone of every timestamp column.
+pub const TIME_ZONE: &str = "UTC";
+
 impl ColType {
     pub fn arrow(self) -> DataType {
         match self {
@@ -29,7 +32,9 @@ impl ColType {
             ColType::Float64 => DataType::Float64,
             ColType::Utf8 => DataType::Utf8,
             ColType::Bool => DataType::Boolean,
-            ColType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            ColType::Timestamp => {
+                DataType::Timestamp(TimeUnit::Microsecond, Some(TIME_ZONE.into()))
+            }
         }
     }
 
