@@ -213,8 +213,8 @@ impl Turns {
     }
 }
 
-/// Reads this worker's share of `file`: Parquet row groups `g` with
-/// `g % peers == index`, or the whole of a text file if `salt % peers == index`
+/// Reads this worker's share of `file`: the Parquet row groups it takes (see
+/// [`Share`]), or the whole of a text file if `salt % peers == index`
 /// (text files cannot be split, gzip least of all). `visit` gets each row and may
 /// reject it with a problem description.
 pub fn read_rows(
