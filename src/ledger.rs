@@ -457,16 +457,12 @@ impl Ledger {
     /// link with its hosts interned, and a page this ledger knows without its
     /// URL, once it is checked against the one known.
     ///
-    /// Pages arrive in batches ([`PageBatch`]), looked up together; a page
-    /// or a mention arriving as a record of its own (as tests send them) is
-    /// looked up alone.
+    /// Pages and links arrive in batches ([`PageBatch`], [`LinkBatch`]),
+    /// pages looked up together; a page or a mention arriving as a record of
+    /// its own (as tests send them) is looked up alone.
     pub fn gather(&mut self, batch: &mut Batch, records: &mut Vec<Record>) {
         for rec in records.drain(..) {
-            match rec {
-                Record::Link(l) => batch.links.push(self.link_hosts.link(LinkKey::from(l))),
-                Record::Pages(b) => self.gather_pages(batch, &b),
-                rec => self.gather_one(batch, rec),
-            }
+            self.gather_one(batch, rec);
         }
     }
 
@@ -509,7 +505,7 @@ impl Ledger {
         }
     }
 
-    /// Gathers one record other than a link or a batch of pages or links.
+    /// Gathers one record.
     fn gather_one(&mut self, batch: &mut Batch, rec: Record) {
         // The page's position (under 2^32: the map holds fewer entries),
         // noting a collision with its URL.

@@ -39,7 +39,8 @@ pub struct RunRequest {
     pub progress: bool,
 }
 
-/// Rows read by this process's workers, for the progress lines' rates.
+/// What this process's workers share: the rows they read, for the progress
+/// lines' rates, and the input's row groups, which they take in turn.
 struct ProcessCounters {
     pages: AtomicU64,
     links: AtomicU64,

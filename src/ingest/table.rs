@@ -148,21 +148,23 @@ impl Share {
         unit % self.peers == self.index
     }
 
-    /// The next row group of `file`'s `groups` this worker reads, `None`
-    /// once its share is read. `taken` counts the ones it took before.
-    fn next_group(
-        &self,
-        next: &Option<Arc<AtomicUsize>>,
-        taken: usize,
-        groups: usize,
-    ) -> Option<usize> {
-        let g = match (&self.turns, next) {
-            (Some(turns), Some(next)) => {
-                turns.process + next.fetch_add(1, Ordering::Relaxed) * turns.processes
-            }
-            _ => self.index + taken * self.peers,
+    /// The row groups of the file at `path`, of `groups`, that this worker
+    /// reads, in the order it takes them.
+    fn groups(&self, path: &Path, groups: usize) -> impl Iterator<Item = usize> {
+        let (first, step, next) = match &self.turns {
+            Some(t) => (t.process, t.processes, Some(t.start(path, self.index))),
+            None => (self.index, self.peers, None),
         };
-        (g < groups).then_some(g)
+        let mut taken = 0;
+        std::iter::from_fn(move || {
+            let k = match &next {
+                Some(next) => next.fetch_add(1, Ordering::Relaxed),
+                None => taken,
+            };
+            taken += 1;
+            let g = first + k * step;
+            (g < groups).then_some(g)
+        })
     }
 }
 
@@ -504,13 +506,7 @@ fn read_parquet(
     }
     let groups = starts.len();
     let mask = ProjectionMask::roots(metadata.parquet_schema(), map.iter().flatten().copied());
-    let next = share
-        .turns
-        .as_ref()
-        .map(|t| t.start(&file.path, share.index));
-    let mut taken = 0;
-    while let Some(g) = share.next_group(&next, taken, groups) {
-        taken += 1;
+    for g in share.groups(&file.path, groups) {
         let source = source
             .try_clone()
             .map_err(|e| InputError::io(&file.path, e))?;

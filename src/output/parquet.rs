@@ -130,8 +130,8 @@ impl<R: TableRow> PartWriter<R> {
     }
 
     /// Writes `batch`, rows of this part's table made whole (see
-    /// [`PageRow::batch`](crate::output::rows::PageRow::batch)), after the
-    /// rows pushed before it.
+    /// [`PageColumns`](crate::output::rows::PageColumns)), after the rows
+    /// pushed before it.
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
         assert_eq!(
             batch.schema(),
