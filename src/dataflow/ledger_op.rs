@@ -17,7 +17,7 @@ use crate::job::Analysis;
 use crate::ledger::{Batch, EchoScan, Ledger, LedgerOut, Updates};
 use crate::model::Seq;
 use crate::output::change::PageChangeRow;
-use crate::output::parquet::{part_path, PartWriter};
+use crate::output::parquet::{part_path, PartWriter, BATCH_ROWS};
 use crate::output::rows::{PageColumns, PageRow};
 use crate::state::{self, StateRecord, StateWriter};
 
@@ -234,13 +234,12 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     let path = part_path(&plan.table_dir("pages", None), ctx.index);
     let mut part = PartWriter::<PageRow<'_>>::create(&path, &plan.job.write)?;
     let time = |seq| plan.meta(seq).time;
-    // A batch of rows at a time (see `PageColumns`). The rows come
-    // straight from the ledger (`Ledger::pages_at`): a vector of every
-    // page's state, URL and host first was 40 bytes a page of the finish's
-    // peak.
-    const BATCH: usize = 65_536;
+    // A batch of rows at a time (see `PageColumns` and `BATCH_ROWS`). The
+    // rows come straight from the ledger (`Ledger::pages_at`): a vector of
+    // every page's state, URL and host first was 40 bytes a page of the
+    // finish's peak.
     let mut columns = PageColumns::default();
-    for block in order.chunks(BATCH) {
+    for block in order.chunks(BATCH_ROWS) {
         for (state, url, host) in ledger.pages_at(block) {
             columns.push(state, url, host);
         }
