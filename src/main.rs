@@ -1,11 +1,14 @@
 use std::process::ExitCode;
 
 use webevo::memory::Counted;
+#[cfg(feature = "mimalloc")]
+use webevo::memory::KeepFreed;
 
-/// See `memory::tune_allocator`; counted for `WEBEVO_MEMORY_TRACE`.
+/// See `memory::tune_allocator` and `memory::KeepFreed`; counted for
+/// `WEBEVO_MEMORY_TRACE`.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static ALLOCATOR: Counted<mimalloc::MiMalloc> = Counted(mimalloc::MiMalloc);
+static ALLOCATOR: Counted<KeepFreed> = Counted(KeepFreed(mimalloc::MiMalloc));
 
 #[cfg(not(feature = "mimalloc"))]
 #[global_allocator]

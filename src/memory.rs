@@ -342,6 +342,164 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counted<A> {
     }
 }
 
+/// Blocks above this size are never shared with other blocks in mimalloc
+/// (its `MI_LARGE_MAX_OBJ_SIZE`, v3 with its large pages): each is mapped
+/// for itself and, with the purge delay at 0 (see [`tune_allocator`]),
+/// given back to the kernel when freed.
+#[cfg(feature = "mimalloc")]
+const KEEP_ABOVE: usize = 512 << 10;
+/// The largest block a thread keeps.
+#[cfg(feature = "mimalloc")]
+const KEEP_UP_TO: usize = 4 << 20;
+/// How many blocks, and how many bytes, a thread keeps at most.
+#[cfg(feature = "mimalloc")]
+const KEPT_BLOCKS: usize = 4;
+#[cfg(feature = "mimalloc")]
+const KEPT_BYTES: usize = 8 << 20;
+
+#[cfg(feature = "mimalloc")]
+thread_local! {
+    /// The blocks a thread keeps ([`KeepFreed`]): (address, usable size),
+    /// the longest kept first; an address of 0 is an empty slot. Plain
+    /// integers, so the allocator may use it at any time: it has no
+    /// destructor to register and is never torn down.
+    static KEPT: std::cell::Cell<[(usize, usize); KEPT_BLOCKS]> =
+        const { std::cell::Cell::new([(0, 0); KEPT_BLOCKS]) };
+}
+
+/// mimalloc, with each thread keeping its last few freed blocks of 512 KiB to
+/// 4 MiB for its next allocations of about their size, instead of giving
+/// them back to the kernel to take them back a page fault at a time.
+///
+/// Freed memory goes back to the kernel at once for the memory aim
+/// ([`tune_allocator`]), and Parquet's reading and writing allocate such
+/// blocks by the thousand and free them soon after: each data page read is
+/// decompressed into a new one, each page written is compressed into one.
+/// What a thread keeps is bounded ([`KEPT_BLOCKS`], [`KEPT_BYTES`]), and
+/// [`release_kept`] gives it back when a worker ends.
+#[cfg(feature = "mimalloc")]
+pub struct KeepFreed(pub mimalloc::MiMalloc);
+
+/// Whether a block of `layout` is one a thread may keep or be given: plain
+/// alignment (mimalloc's own for every block), and past the shared sizes.
+#[cfg(feature = "mimalloc")]
+fn keepable(layout: &Layout) -> bool {
+    layout.size() > KEEP_ABOVE && layout.size() <= KEEP_UP_TO && layout.align() <= 16
+}
+
+// SAFETY: every block handed out is one mimalloc allocated with at least the
+// size and alignment asked for (a kept block's usable size is at least the
+// request, and mimalloc aligns such blocks to 16 bytes or more); every
+// block freed goes back to mimalloc, which frees a block whatever layout is
+// given with it, or is kept by the freeing thread, which alone hands it out
+// again or frees it.
+#[cfg(feature = "mimalloc")]
+unsafe impl GlobalAlloc for KeepFreed {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if keepable(&layout) {
+            if let Some(p) = take_kept(layout.size()) {
+                return p;
+            }
+        }
+        // SAFETY: the caller's contract is mimalloc's.
+        unsafe { self.0.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // Fresh memory from mimalloc is known to be zero; a kept block is not.
+        // SAFETY: as for `alloc`.
+        unsafe { self.0.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if keepable(&layout) {
+            // SAFETY: `ptr` is a live block of mimalloc's.
+            let usable = unsafe { libmimalloc_sys::mi_usable_size(ptr.cast()) };
+            if usable <= KEEP_UP_TO {
+                if let Some(evicted) = keep(ptr as usize, usable) {
+                    // SAFETY: a block the thread kept, now given up.
+                    unsafe { libmimalloc_sys::mi_free(evicted as *mut _) };
+                }
+                return;
+            }
+        }
+        // SAFETY: as for `alloc`.
+        unsafe { self.0.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as for `alloc`.
+        unsafe { self.0.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// A kept block of at least `size` bytes and at most twice that (the
+/// smallest such), taken out of the thread's slots.
+#[cfg(feature = "mimalloc")]
+fn take_kept(size: usize) -> Option<*mut u8> {
+    KEPT.with(|kept| {
+        let mut slots = kept.get();
+        let (i, _) = slots
+            .iter()
+            .enumerate()
+            .filter(|(_, &(p, usable))| p != 0 && usable >= size && usable / 2 <= size)
+            .min_by_key(|(_, &(_, usable))| usable)?;
+        let (p, _) = slots[i];
+        // Close the gap: the slots stay in the order they were filled.
+        slots[i..].rotate_left(1);
+        slots[KEPT_BLOCKS - 1] = (0, 0);
+        kept.set(slots);
+        Some(p as *mut u8)
+    })
+}
+
+/// Keeps block `p` of `usable` bytes in the thread's slots, returning the
+/// block that makes room for it (the longest kept), if one must go.
+#[cfg(feature = "mimalloc")]
+fn keep(p: usize, usable: usize) -> Option<usize> {
+    KEPT.with(|kept| {
+        let mut slots = kept.get();
+        let held: usize = slots.iter().map(|&(_, u)| u).sum();
+        let full = slots[KEPT_BLOCKS - 1].0 != 0 || held + usable > KEPT_BYTES;
+        let evicted = full.then(|| {
+            let (oldest, _) = slots[0];
+            slots.rotate_left(1);
+            slots[KEPT_BLOCKS - 1] = (0, 0);
+            oldest
+        });
+        // Past the byte bound even after one went: the new block goes too.
+        let held: usize = slots.iter().map(|&(_, u)| u).sum();
+        if held + usable > KEPT_BYTES {
+            kept.set(slots);
+            // SAFETY: a block freed by its owner, not kept.
+            unsafe { libmimalloc_sys::mi_free(p as *mut _) };
+            return evicted;
+        }
+        let free = slots
+            .iter()
+            .position(|&(q, _)| q == 0)
+            .expect("a slot was made free");
+        slots[free] = (p, usable);
+        kept.set(slots);
+        evicted
+    })
+}
+
+/// Gives the blocks the calling thread keeps back to the allocator (a
+/// worker's thread calls it as it ends, so that nothing is kept by a
+/// thread that is gone).
+pub fn release_kept() {
+    #[cfg(feature = "mimalloc")]
+    KEPT.with(|kept| {
+        for (p, _) in kept.replace([(0, 0); KEPT_BLOCKS]) {
+            if p != 0 {
+                // SAFETY: a block the thread kept and no one else holds.
+                unsafe { libmimalloc_sys::mi_free(p as *mut _) };
+            }
+        }
+    });
+}
+
 /// Starts [`Counted`]'s count when `WEBEVO_MEMORY_TRACE` is set; called first
 /// thing in `main`, so that nearly every block is counted both ways.
 pub fn count_heap() {
@@ -353,6 +511,73 @@ pub fn count_heap() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread keeps freed blocks past mimalloc's shared sizes and hands
+    /// them out again for requests of about their size (the smallest that
+    /// fits, at most twice the request), never for zeroed memory, smaller
+    /// blocks or larger ones; it keeps at most `KEPT_BLOCKS` blocks and
+    /// `KEPT_BYTES` bytes, the longest kept going first, and gives all of
+    /// them up on `release_kept`. On a thread of its own, so that no other
+    /// test's blocks are kept beside them.
+    #[cfg(feature = "mimalloc")]
+    #[test]
+    fn a_thread_keeps_its_last_large_freed_blocks() {
+        std::thread::spawn(|| {
+            let a = KeepFreed(mimalloc::MiMalloc);
+            let layout = |size| Layout::from_size_align(size, 8).unwrap();
+            let kept = || KEPT.with(|k| k.get().iter().filter(|s| s.0 != 0).count());
+            // SAFETY: every block is allocated and freed through `a`, with
+            // the layout it was allocated with, or given up by
+            // `release_kept`.
+            unsafe {
+                let mb = a.alloc(layout(1 << 20));
+                mb.write_bytes(7, 1 << 20);
+                a.dealloc(mb, layout(1 << 20));
+                assert_eq!(kept(), 1);
+                // Too small, zeroed, or too large for it: from mimalloc.
+                let small = a.alloc(layout(400 << 10));
+                let zeroed = a.alloc_zeroed(layout(900 << 10));
+                let large = a.alloc(layout(3 << 20));
+                assert!(![small, zeroed, large].contains(&mb));
+                assert_eq!(*zeroed.add(1000), 0);
+                assert_eq!(kept(), 1);
+                // Of about its size: the kept block, its bytes as they were.
+                let again = a.alloc(layout(900 << 10));
+                assert_eq!(again, mb);
+                assert_eq!(*again.add(1000), 7);
+                assert_eq!(kept(), 0);
+                a.dealloc(small, layout(400 << 10));
+                a.dealloc(zeroed, layout(900 << 10));
+                assert_eq!(kept(), 1, "the zeroed block is kept once freed");
+                a.dealloc(large, layout(3 << 20));
+                a.dealloc(again, layout(900 << 10));
+                assert_eq!(kept(), 3);
+                // 1 + 3 + 1 MiB of 8: a 3 MiB block more makes the first go.
+                let big = a.alloc(layout(3 << 20));
+                assert_eq!(big, large, "the kept 3 MiB block");
+                let other = a.alloc(layout(3 << 20));
+                a.dealloc(big, layout(3 << 20));
+                a.dealloc(other, layout(3 << 20));
+                let held: usize = KEPT.with(|k| k.get().iter().map(|s| s.1).sum());
+                assert!(held <= KEPT_BYTES, "{held} bytes kept");
+                assert!(kept() <= KEPT_BLOCKS);
+                // More blocks than slots: the slots hold the last ones.
+                let blocks: Vec<*mut u8> = (0..KEPT_BLOCKS + 2)
+                    .map(|_| a.alloc(layout(600 << 10)))
+                    .collect();
+                for &b in &blocks {
+                    a.dealloc(b, layout(600 << 10));
+                }
+                let slots = KEPT.with(|k| k.get());
+                assert!(slots.iter().all(|s| s.0 != 0));
+                assert_eq!(slots[KEPT_BLOCKS - 1].0, blocks[KEPT_BLOCKS + 1] as usize);
+                release_kept();
+                assert_eq!(kept(), 0);
+            }
+        })
+        .join()
+        .unwrap();
+    }
 
     /// The options' numbers are those of the purge delay and of allow_thp:
     /// their documented defaults, then what `tune_allocator` sets (mimalloc

@@ -138,7 +138,9 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunSummary> {
             c.set();
         }
         let talk = lines.then_some(processes);
-        run_worker(worker, worker_plan.clone(), counters.clone(), talk)
+        let result = run_worker(worker, worker_plan.clone(), counters.clone(), talk);
+        crate::memory::release_kept();
+        result
     })
     .map_err(|e| anyhow::anyhow!("could not start the workers: {e}"))?;
     for result in guards.join() {
