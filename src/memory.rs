@@ -416,10 +416,7 @@ unsafe impl GlobalAlloc for KeepFreed {
             // SAFETY: `ptr` is a live block of mimalloc's.
             let usable = unsafe { libmimalloc_sys::mi_usable_size(ptr.cast()) };
             if usable <= KEEP_UP_TO {
-                if let Some(evicted) = keep(ptr as usize, usable) {
-                    // SAFETY: a block the thread kept, now given up.
-                    unsafe { libmimalloc_sys::mi_free(evicted as *mut _) };
-                }
+                keep(ptr as usize, usable);
                 return;
             }
         }
@@ -453,35 +450,34 @@ fn take_kept(size: usize) -> Option<*mut u8> {
     })
 }
 
-/// Keeps block `p` of `usable` bytes in the thread's slots, returning the
-/// block that makes room for it (the longest kept), if one must go.
+/// Keeps block `p` of `usable` bytes in the thread's slots, freeing the
+/// longest kept if one must go to make room, and `p` itself if even then it
+/// does not fit.
 #[cfg(feature = "mimalloc")]
-fn keep(p: usize, usable: usize) -> Option<usize> {
+fn keep(p: usize, usable: usize) {
+    let free = |q: usize| {
+        // SAFETY: a block freed by its owner or kept by this thread, which
+        // no one else holds.
+        unsafe { libmimalloc_sys::mi_free(q as *mut _) }
+    };
     KEPT.with(|kept| {
         let mut slots = kept.get();
-        let held: usize = slots.iter().map(|&(_, u)| u).sum();
-        let full = slots[KEPT_BLOCKS - 1].0 != 0 || held + usable > KEPT_BYTES;
-        let evicted = full.then(|| {
-            let (oldest, _) = slots[0];
+        let held = |slots: &[(usize, usize)]| slots.iter().map(|&(_, u)| u).sum::<usize>();
+        if slots[KEPT_BLOCKS - 1].0 != 0 || held(&slots) + usable > KEPT_BYTES {
+            free(slots[0].0);
             slots.rotate_left(1);
             slots[KEPT_BLOCKS - 1] = (0, 0);
-            oldest
-        });
-        // Past the byte bound even after one went: the new block goes too.
-        let held: usize = slots.iter().map(|&(_, u)| u).sum();
-        if held + usable > KEPT_BYTES {
-            kept.set(slots);
-            // SAFETY: a block freed by its owner, not kept.
-            unsafe { libmimalloc_sys::mi_free(p as *mut _) };
-            return evicted;
         }
-        let free = slots
-            .iter()
-            .position(|&(q, _)| q == 0)
-            .expect("a slot was made free");
-        slots[free] = (p, usable);
+        if held(&slots) + usable > KEPT_BYTES {
+            free(p);
+        } else {
+            let empty = slots
+                .iter()
+                .position(|&(q, _)| q == 0)
+                .expect("a slot is empty");
+            slots[empty] = (p, usable);
+        }
         kept.set(slots);
-        evicted
     })
 }
 
