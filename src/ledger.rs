@@ -286,12 +286,14 @@ pub struct Ledger {
     /// Event facts emitted at the last snapshot (retracted at the next).
     events: Vec<(HostKey<HostFact>, i64)>,
     /// Whether to emit the discovery records, and the candidate coverers of new
-    /// sites emitted at the last snapshot (retracted at the next; derived from
-    /// the state on restore).
+    /// sites emitted at the last snapshot (retracted at the next; none after a
+    /// restore, see [`Self::restored`]).
     pub discovery: bool,
     discovery_events: Vec<LedgerOut>,
-    /// Sites that off-site links of earlier snapshots reached: never new again.
-    linked_sites: std::collections::HashSet<HostId, foldhash::fast::FixedState>,
+    /// Sites that off-site links of earlier snapshots reached (never new
+    /// again), a bit per [`HostIndex`] index of `link_hosts`, which never
+    /// forgets a host: a hash set of host ids took a probe per off-site link.
+    linked_sites: Vec<u64>,
     /// Odd rows only the ledger can see (duplicates split across workers).
     pub odd: OddRows,
     /// The change analysis' histories, when it runs.
@@ -525,11 +527,6 @@ impl Ledger {
         }
     }
 
-    /// The links of the last snapshot, with their hosts' ids.
-    fn link_keys(&self) -> impl Iterator<Item = LinkKey> + '_ {
-        self.links.iter().map(|l| self.link_hosts.key(l))
-    }
-
     /// Rebuilds the ledger from persisted state of snapshot `seq` and returns the
     /// updates that make downstream collections hold that snapshot's state (the
     /// ledger operator takes records one by one, as it reads them).
@@ -655,7 +652,6 @@ impl Ledger {
             );
         }
         let mut deltas = Deltas::default();
-        let mut new_now = Vec::new();
         let (mut new_fetched, mut new_named) = (0, 0);
         for (id, st) in self.pages.iter() {
             let new = st.first_seen() == seq;
@@ -663,9 +659,6 @@ impl Ledger {
                 self.fetched.push(*id);
                 deltas.add(st.host, HostFact::Fetched, 1);
                 new_fetched += new as usize;
-                if self.discovery && new {
-                    new_now.push(*id);
-                }
             } else {
                 new_named += new as usize;
             }
@@ -703,8 +696,12 @@ impl Ledger {
             ..BatchSizes::default()
         });
         out.extend(finish(deltas));
+        // A restore epoch emits no discovery records: the closure's inputs
+        // are per-snapshot messages, and every site the restored links reach
+        // off-site is a linked site from now on, so none is a candidate new
+        // site (whatever a restore epoch held would be retracted unseen at
+        // the next snapshot anyway).
         self.note_linked_sites();
-        self.emit_discovery(seq, false, new_now, out);
     }
 
     /// Retracts the last snapshot's candidate coverers of new sites and emits
@@ -743,49 +740,44 @@ impl Ledger {
         // fetched source is new if `new_now` has it. Probing the page map and
         // binary-searching `fetched` per source, each a few cache misses, were
         // 4% of a new snapshot's time.
-        let mut src: Option<(PageId, bool, bool)> = None;
+        //
+        // Links are walked a source at a time, their hosts as `link_hosts`
+        // indices: a source not fetched now is passed over whole, and no
+        // link's hosts are looked up unless it is kept.
+        let hosts = &self.link_hosts;
+        let linked = &self.linked_sites;
         let mut cursor = 0;
-        for l in self.link_keys() {
-            let on_site = l.src_host == l.dst_host;
-            if on_site && (!closure_inputs || !new_now.contains(&l.dst)) {
+        for o in self.links.sources() {
+            let fetched = &self.fetched;
+            if cursor > 0 && fetched[cursor - 1] >= o.src {
+                cursor = fetched.partition_point(|p| *p < o.src);
+            }
+            while fetched.get(cursor).is_some_and(|p| *p < o.src) {
+                cursor += 1;
+            }
+            if fetched.get(cursor) != Some(&o.src) {
                 continue;
             }
-            if !on_site && self.linked_sites.contains(&l.dst_host) {
-                continue;
-            }
-            let (fetched, new) = match src {
-                Some((id, f, n)) if id == l.src => (f, n),
-                _ => {
-                    let fetched = &self.fetched;
-                    if cursor > 0 && fetched[cursor - 1] >= l.src {
-                        cursor = fetched.partition_point(|p| *p < l.src);
+            let new = new_now.contains(&o.src);
+            for (&dst, &dst_host) in o.dsts.iter().zip(o.dst_hosts) {
+                if dst_host != o.src_host {
+                    if !new && !bit(linked, dst_host) {
+                        candidates.push((hosts.id(dst_host), o.src));
                     }
-                    while fetched.get(cursor).is_some_and(|p| *p < l.src) {
-                        cursor += 1;
-                    }
-                    let f = fetched.get(cursor) == Some(&l.src);
-                    let n = f && new_now.contains(&l.src);
-                    src = Some((l.src, f, n));
-                    (f, n)
+                    continue;
                 }
-            };
-            if !fetched {
-                continue;
-            }
-            if !on_site {
-                if !new {
-                    candidates.push((l.dst_host, l.src));
+                if !closure_inputs || !new_now.contains(&dst) {
+                    continue;
                 }
-                continue;
-            }
-            let edge = HostKey {
-                host: l.src_host,
-                key: (l.src, l.dst),
-            };
-            if new {
-                new_edges.push(edge);
-            } else {
-                starts.push(edge);
+                let edge = HostKey {
+                    host: hosts.id(o.src_host),
+                    key: (o.src, dst),
+                };
+                if new {
+                    new_edges.push(edge);
+                } else {
+                    starts.push(edge);
+                }
             }
         }
         // A site with no start edge has no closure: its new pages' links (all
@@ -809,16 +801,23 @@ impl Ledger {
             .collect();
         out.extend(events.iter().cloned().map(|e| (e, 1)));
         self.discovery_events = events;
-        self.note_linked_sites();
     }
 
     /// Remembers the sites the current links reach off-site.
     fn note_linked_sites(&mut self) {
         if self.discovery {
-            let off_site = self.links.iter().filter(|l| l.src_host != l.dst_host);
-            let hosts = &self.link_hosts;
-            self.linked_sites
-                .extend(off_site.map(|l| hosts.id(l.dst_host)));
+            let linked = &mut self.linked_sites;
+            for o in self.links.sources() {
+                for &dst_host in o.dst_hosts {
+                    if dst_host != o.src_host {
+                        let (word, b) = (dst_host as usize / 64, 1u64 << (dst_host % 64));
+                        if word >= linked.len() {
+                            linked.resize(word + 1, 0);
+                        }
+                        linked[word] |= b;
+                    }
+                }
+            }
         }
     }
 
@@ -1045,6 +1044,7 @@ impl Ledger {
         self.events = ev;
         out.extend(finish(deltas));
         self.emit_discovery(t, true, new_now, out);
+        self.note_linked_sites();
         crate::memory::trace(|| format!("snapshot {t}: ledger fold: discovery facts out"));
         if let Some(book) = self.change.as_mut() {
             let hosts = &self.hosts;
@@ -1383,6 +1383,12 @@ impl Ledger {
             .values()
             .map(|p| (p, self.urls.get(&p.url), self.hosts[&p.host].name.as_str()))
     }
+}
+
+/// Whether bit `i` of `bits` is set (bits past its end are not).
+fn bit(bits: &[u64], i: u32) -> bool {
+    bits.get(i as usize / 64)
+        .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
 }
 
 /// The page's state, created when first known; fails on an id collision.
