@@ -159,7 +159,7 @@ pub struct PageRow<'a> {
 /// once a batch (the row by row writer was a quarter of the time the `pages`
 /// table took on bench snapshot 9).
 pub struct PageColumns<'a> {
-    states: Vec<PageState>,
+    states: Vec<&'a PageState>,
     hosts: Vec<&'a str>,
     url_bytes: Vec<u8>,
     /// Where each URL ends in `url_bytes`, after a first 0: Arrow's offsets.
@@ -179,8 +179,8 @@ impl Default for PageColumns<'_> {
 
 impl<'a> PageColumns<'a> {
     /// Adds the page whose state is `state`, URL `url` and host name `host`.
-    pub fn push(&mut self, state: &PageState, url: &[u8], host: &'a str) {
-        self.states.push(state.clone());
+    pub fn push(&mut self, state: &'a PageState, url: &[u8], host: &'a str) {
+        self.states.push(state);
         self.hosts.push(host);
         self.url_bytes.extend_from_slice(url);
         let end = i32::try_from(self.url_bytes.len()).expect("a batch's URLs under 2 GiB");
@@ -198,27 +198,37 @@ impl<'a> PageColumns<'a> {
     /// The rows added since the last batch, as one batch of the `pages`
     /// table; `time` gives a snapshot's time. `None` if a URL is not UTF-8.
     pub fn batch(&mut self, time: impl Fn(Seq) -> Micros) -> Option<RecordBatch> {
+        // The URLs' bytes and offsets become the column's buffers, not
+        // copies of them; the next batch's start at this one's size.
+        let (bytes, offsets) = (self.url_bytes.len(), self.url_offsets.len());
+        let url_bytes = std::mem::replace(&mut self.url_bytes, Vec::with_capacity(bytes));
+        let mut url_offsets = Vec::with_capacity(offsets);
+        url_offsets.push(0);
+        let url_offsets = std::mem::replace(&mut self.url_offsets, url_offsets);
         let urls = StringArray::try_new(
-            OffsetBuffer::new(ScalarBuffer::from(Buffer::from_slice_ref(
-                &self.url_offsets,
-            ))),
-            Buffer::from_slice_ref(&self.url_bytes),
+            OffsetBuffer::new(ScalarBuffer::from(url_offsets)),
+            Buffer::from_vec(url_bytes),
             None,
         )
         .ok()?;
-        let states = &self.states;
+        let states = || self.states.iter().copied();
         let bytes = self.hosts.iter().map(|h| h.len()).sum();
-        let mut hosts = StringBuilder::with_capacity(states.len(), bytes);
+        let mut hosts = StringBuilder::with_capacity(self.states.len(), bytes);
         for h in &self.hosts {
             hosts.append_value(h);
         }
         let int = |cell: fn(&PageState) -> i64| -> ArrayRef {
-            Arc::new(Int64Array::from_iter_values(states.iter().map(cell)))
+            Arc::new(Int64Array::from_iter_values(states().map(cell)))
+        };
+        let seen = |cell: fn(&PageState) -> Seq| -> ArrayRef {
+            Arc::new(
+                TimestampMicrosecondArray::from_iter_values(states().map(|s| time(cell(s))))
+                    .with_timezone(TIME_ZONE),
+            )
         };
         let times = |cell: &dyn Fn(&PageState) -> Option<Micros>| -> ArrayRef {
             Arc::new(
-                states
-                    .iter()
+                states()
                     .map(cell)
                     .collect::<TimestampMicrosecondArray>()
                     .with_timezone(TIME_ZONE),
@@ -227,33 +237,23 @@ impl<'a> PageColumns<'a> {
         let columns = vec![
             Arc::new(urls) as ArrayRef,
             Arc::new(hosts.finish()),
-            times(&|s| Some(time(s.first_seen()))),
-            times(&|s| Some(time(s.last_seen()))),
+            seen(PageState::first_seen),
+            seen(PageState::last_seen),
             int(|s| s.first_seen() as i64),
             int(|s| s.last_seen() as i64),
             int(|s| s.observations as i64),
             int(|s| s.changes as i64),
             times(&|s| s.first_fetch_time()),
             times(&|s| s.last_fetch_time()),
-            Arc::new(
-                states
-                    .iter()
-                    .map(|s| s.last_status())
-                    .collect::<Int32Array>(),
-            ),
-            Arc::new(
-                states
-                    .iter()
-                    .map(|s| Some(s.alive))
-                    .collect::<BooleanArray>(),
-            ),
+            Arc::new(states().map(|s| s.last_status()).collect::<Int32Array>()),
+            Arc::new(BooleanArray::from(
+                states().map(|s| s.alive).collect::<Vec<bool>>(),
+            )),
         ];
         let batch = RecordBatch::try_new(PAGES.arrow_schema(), columns)
             .expect("the pages table's columns, as its definition lists them");
         self.states.clear();
         self.hosts.clear();
-        self.url_bytes.clear();
-        self.url_offsets.truncate(1);
         Some(batch)
     }
 }

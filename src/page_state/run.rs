@@ -89,12 +89,7 @@ impl PageRunBuilder {
         let out = &mut self.run.bytes;
         out.push(flags);
         let url = url.as_bytes();
-        let shared = self
-            .prev
-            .iter()
-            .zip(url)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let shared = shared_prefix(&self.prev, url);
         put(out, shared as u64);
         put(out, (url.len() - shared) as u64);
         out.extend_from_slice(&url[shared..]);
@@ -331,9 +326,52 @@ impl<'de> Deserialize<'de> for ByteBuf {
     }
 }
 
+/// The length of the longest common prefix of `a` and `b`, compared eight
+/// bytes at a time: consecutive URLs of a host share most of theirs (bench
+/// snapshot 9's state was written in 0.35 s a worker with a byte by byte
+/// walk, 0.32 s so; 5 alternated pairs).
+fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = u64::from_le_bytes(a[i..i + 8].try_into().expect("eight bytes"));
+        let y = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
+        if x != y {
+            return i + ((x ^ y).trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_prefix_is_the_bytewise_one() {
+        let naive = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let urls: [&[u8]; 7] = [
+            b"",
+            b"http://a.example/",
+            b"http://a.example/section/2024/x-1.html",
+            b"http://a.example/section/2024/x-2.html",
+            b"http://a.example/section/2025/",
+            b"http://a.example/sectioN",
+            b"http://b.example/\xc3\xa9t\xc3\xa9",
+        ];
+        for a in urls {
+            for b in urls {
+                for cut in 0..=b.len() {
+                    assert_eq!(shared_prefix(a, &b[..cut]), naive(a, &b[..cut]));
+                }
+            }
+        }
+    }
     use crate::page_state::PageRecord;
     use crate::url_arena::UrlArena;
     use rand::{Rng, SeedableRng};
