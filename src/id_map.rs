@@ -118,7 +118,7 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
 
     /// Asks the processor for the entry at `position`.
     #[inline]
-    fn prefetch_entry(&self, position: usize) {
+    pub fn prefetch_entry(&self, position: usize) {
         if let Some(e) = self.entries.get(position) {
             prefetch(e);
         }

@@ -168,6 +168,10 @@ pub struct Batch {
     pub collision: Option<String>,
 }
 
+/// How many known fetches ahead the fold asks for a page's state (see
+/// `Ledger::advance_into`): enough misses in flight to keep the memory busy.
+const FOLD_AHEAD: usize = 16;
+
 /// A fetch of a page the ledger knew on arrival: 32 bytes where a
 /// [`PageObs`] is 64, the URL and host it no longer needs left out. Nearly
 /// every fetch is of a known page (1.06M of 1.08M on bench snapshot 9 with 1
@@ -904,10 +908,16 @@ impl Ledger {
             new_now.reserve_exact(new_fetches.len());
         }
         // In the order of pages, as one list sorted together would be.
+        // A known page's state is asked for `FOLD_AHEAD` fetches before its
+        // turn: in the order of page ids they lie anywhere in the page map,
+        // and waiting for each in turn was two fifths of the fold's own time.
         let mut new_fetches = new_fetches.into_iter().peekable();
-        let mut known_fetches = known_fetches.into_iter().peekable();
+        let mut known_fetches = known_fetches.into_iter();
+        for f in known_fetches.as_slice().iter().take(FOLD_AHEAD) {
+            self.pages.prefetch_entry(f.position as usize);
+        }
         loop {
-            let new_next = match (new_fetches.peek(), known_fetches.peek()) {
+            let new_next = match (new_fetches.peek(), known_fetches.as_slice().first()) {
                 (None, None) => break,
                 (Some(n), Some(k)) => n.page < k.page,
                 (n, _) => n.is_some(),
@@ -929,6 +939,9 @@ impl Ledger {
                 )?;
                 (obs, st)
             } else {
+                if let Some(ahead) = known_fetches.as_slice().get(FOLD_AHEAD) {
+                    self.pages.prefetch_entry(ahead.position as usize);
+                }
                 let f = known_fetches.next().expect("peeked");
                 let (&id, st) = self.pages.at_mut(f.position as usize);
                 debug_assert_eq!(id, f.page, "a page's position never changes");
