@@ -372,6 +372,19 @@ impl Row<'_> {
         }
     }
 
+    /// The dictionary key `ahead` rows after this one in its batch, of
+    /// dictionary column `col`: a hint to fetch what that row will need,
+    /// not a cell (a null's key is whatever the writer left).
+    pub fn dict_key_ahead(&self, col: usize, ahead: usize) -> Option<usize> {
+        let Row::Arrow { columns, row } = self else {
+            return None;
+        };
+        match columns[col].as_ref()?.cells {
+            Cells::Dict(keys, _) => keys.values().get(row + ahead).map(|&k| k as usize),
+            _ => None,
+        }
+    }
+
     /// An integer cell.
     pub fn int(&self, col: usize) -> Result<Option<i64>, String> {
         if let Row::Tsv { .. } = self {
