@@ -709,19 +709,13 @@ impl Ledger {
     }
 
     /// Retracts the last snapshot's candidate coverers of new sites and emits
-    /// those of `t`; with `closure_inputs`, also emits the closure's inputs of `t`
-    /// as per-snapshot messages (never retracted: only the per-site stage reads
-    /// them, at `t`, so a restore epoch needs none).
+    /// those of `t`, and emits the closure's inputs of `t` as per-snapshot
+    /// messages (never retracted: only the per-site stage reads them, at `t`,
+    /// so a restore epoch needs none).
     ///
     /// `new_now` lists the pages fetched at `t` and first seen then, which
     /// its callers know without a probe of the page map per fetched page.
-    fn emit_discovery(
-        &mut self,
-        t: Seq,
-        closure_inputs: bool,
-        new_now: Vec<PageId>,
-        out: &mut Updates<'_>,
-    ) {
+    fn emit_discovery(&mut self, t: Seq, new_now: Vec<PageId>, out: &mut Updates<'_>) {
         if !self.discovery {
             return;
         }
@@ -770,7 +764,7 @@ impl Ledger {
                     }
                     continue;
                 }
-                if !closure_inputs || !new_now.contains(&dst) {
+                if !new_now.contains(&dst) {
                     continue;
                 }
                 let edge = HostKey {
@@ -1056,7 +1050,7 @@ impl Ledger {
         }
         self.events = ev;
         out.extend(finish(deltas));
-        self.emit_discovery(t, true, new_now, out);
+        self.emit_discovery(t, new_now, out);
         self.note_linked_sites();
         crate::memory::trace(|| format!("snapshot {t}: ledger fold: discovery facts out"));
         if let Some(book) = self.change.as_mut() {

@@ -357,8 +357,10 @@ impl Row<'_> {
         }))
     }
 
-    /// The dictionary values and this row's key of a dictionary-encoded text
-    /// cell, or `None` if the column is not a dictionary (or the cell is null).
+    /// A non-null cell of a text column read with its dictionary: the
+    /// dictionary (the same array for every row of a Parquet column chunk
+    /// whose pages share it) and the cell's key into it. `None` for other
+    /// columns and null cells; the value is [`dict_value`]`(values, key)`.
     pub fn dict_key(&self, col: usize) -> Option<(&ArrayRef, usize)> {
         match self.arrow_cell(col)? {
             (
@@ -448,14 +450,10 @@ impl Row<'_> {
     }
 
     fn raw_time(&self, col: usize) -> Result<Option<Micros>, String> {
-        if let Row::Arrow { columns, row } = self {
-            let Some(c) = &columns[col] else {
+        if let Row::Arrow { .. } = self {
+            let Some((c, r)) = self.arrow_cell(col) else {
                 return Ok(None);
             };
-            if c.is_null(*row) {
-                return Ok(None);
-            }
-            let r = *row;
             match c.cells {
                 Cells::Seconds(a) => return scaled(a.value(r), 1_000_000).map(Some),
                 Cells::Millis(a) => return scaled(a.value(r), 1_000).map(Some),

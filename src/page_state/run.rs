@@ -351,6 +351,9 @@ fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::page_state::PageRecord;
+    use crate::url_arena::UrlArena;
+    use rand::{Rng, SeedableRng};
 
     #[test]
     fn shared_prefix_is_the_bytewise_one() {
@@ -372,9 +375,6 @@ mod tests {
             }
         }
     }
-    use crate::page_state::PageRecord;
-    use crate::url_arena::UrlArena;
-    use rand::{Rng, SeedableRng};
 
     const HOST: &str = "a.example";
 
