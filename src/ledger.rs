@@ -1321,7 +1321,7 @@ impl Ledger {
                 let Some((id, st)) = rest.next_if(|(_, st)| st.host == first.host) else {
                     break;
                 };
-                run.push(*id, st, self.urls.get(&st.url));
+                run.push(*id, st, self.urls.bytes(&st.url));
             }
             Some(StateRecord::Pages(run.finish()))
         });

@@ -25,13 +25,23 @@ pub struct PageId(pub u64);
 
 impl HostId {
     pub fn of(host: &str) -> HostId {
-        HostId(xxhash_rust::xxh3::xxh3_64(host.as_bytes()))
+        HostId::of_bytes(host.as_bytes())
+    }
+
+    /// The id of the host whose name is `host`'s bytes.
+    pub fn of_bytes(host: &[u8]) -> HostId {
+        HostId(xxhash_rust::xxh3::xxh3_64(host))
     }
 }
 
 impl PageId {
     pub fn of(url: &str) -> PageId {
-        PageId(xxhash_rust::xxh3::xxh3_64(url.as_bytes()))
+        PageId::of_bytes(url.as_bytes())
+    }
+
+    /// The id of the page whose URL is `url`'s bytes.
+    pub fn of_bytes(url: &[u8]) -> PageId {
+        PageId(xxhash_rust::xxh3::xxh3_64(url))
     }
 }
 

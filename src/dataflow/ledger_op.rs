@@ -209,6 +209,7 @@ fn restore(
         ctx.log.borrow_mut().state_records_read += records;
     }
     ledger.restored(t, out);
+    crate::memory::trace(|| format!("worker {}: restore done", ctx.index));
     Ok(())
 }
 

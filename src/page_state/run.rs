@@ -65,13 +65,16 @@ impl PageRunBuilder {
         self.run.count == 0
     }
 
-    /// Appends page `id`, whose URL is `url`. Its state's host must be the
-    /// run's.
-    pub fn push(&mut self, id: PageId, state: &PageState, url: &str) {
+    /// Appends page `id`, whose URL is `url` (its bytes, as the ledger's URL
+    /// arena holds them: a text check of every URL was a fifth of the
+    /// state's writing, and the run's reader checks them). Its state's host
+    /// must be the run's.
+    pub fn push(&mut self, id: PageId, state: &PageState, url: &[u8]) {
         debug_assert_eq!(state.host, self.run.host, "a run holds one host's pages");
         let (host_start, host_end) = state.url.host_range();
         let host = url.get(host_start as usize..host_end as usize);
-        let ids_match = PageId::of(url) == id && host.map(HostId::of) == Some(state.host);
+        let ids_match =
+            PageId::of_bytes(url) == id && host.map(HostId::of_bytes) == Some(state.host);
         let mut flags = 0;
         for (present, flag) in [
             (state.first_fetched != NO_SEQ, FIRST_FETCHED),
@@ -88,7 +91,6 @@ impl PageRunBuilder {
         }
         let out = &mut self.run.bytes;
         out.push(flags);
-        let url = url.as_bytes();
         let shared = shared_prefix(&self.prev, url);
         put(out, shared as u64);
         put(out, (url.len() - shared) as u64);
@@ -139,7 +141,8 @@ impl PageRun {
         mut visit: impl FnMut(PageId, &str, (u32, u32), PageState),
     ) -> Result<(), String> {
         let mut input: &[u8] = &self.bytes;
-        let mut url: Vec<u8> = Vec::new();
+        // The last URL, which the next one shares a prefix with.
+        let mut url = String::new();
         for _ in 0..self.count {
             let flags = byte(&mut input)?;
             if flags & !KNOWN_FLAGS != 0 {
@@ -152,10 +155,20 @@ impl PageRun {
             if shared > url.len() || suffix > input.len() {
                 return Err("a URL's shared prefix or suffix runs past its bytes".into());
             }
-            url.truncate(shared);
-            url.extend_from_slice(&input[..suffix]);
+            let not_text = |_| "a URL is not UTF-8".to_string();
+            if url.is_char_boundary(shared) {
+                // The prefix is text already: only the suffix needs a check.
+                let rest = std::str::from_utf8(&input[..suffix]).map_err(not_text)?;
+                url.truncate(shared);
+                url.push_str(rest);
+            } else {
+                let mut bytes = std::mem::take(&mut url).into_bytes();
+                bytes.truncate(shared);
+                bytes.extend_from_slice(&input[..suffix]);
+                url = String::from_utf8(bytes).map_err(|e| not_text(e.utf8_error()))?;
+            }
             input = &input[suffix..];
-            let text = std::str::from_utf8(&url).map_err(|_| "a URL is not UTF-8".to_string())?;
+            let text = url.as_str();
             let host_start = get(&mut input)?;
             let host_end = get(&mut input)?;
             let host = site_of(text, host_start, host_end)?;
@@ -420,7 +433,7 @@ mod tests {
     fn encode(arena: &UrlArena, pages: &[(PageId, PageState)]) -> PageRun {
         let mut b = PageRunBuilder::new(HostId::of(HOST), 4);
         for (id, st) in pages {
-            b.push(*id, st, arena.get(&st.url));
+            b.push(*id, st, arena.bytes(&st.url));
         }
         assert_eq!(b.len(), pages.len());
         b.finish()
@@ -451,6 +464,49 @@ mod tests {
                     st2
                 );
             }
+        }
+    }
+
+    /// URLs whose shared prefix ends inside a character (`é` and `ê` share
+    /// their first byte) read back whole; a URL's bytes that are not text
+    /// fail the run, in a suffix after a whole character or after a split
+    /// one.
+    #[test]
+    fn urls_split_inside_a_character_read_back() {
+        let urls = [
+            "http://h.ex/aé",
+            "http://h.ex/aê",
+            "http://h.ex/aêx",
+            "http://h.ex/b",
+        ];
+        let mut arena = UrlArena::default();
+        let host = HostId::of("h.ex");
+        let pages: Vec<(PageId, PageState)> = urls
+            .iter()
+            .map(|u| (PageId::of(u), PageState::new(arena.push(u, 7, 11), host, 1)))
+            .collect();
+        let mut b = PageRunBuilder::new(host, 4);
+        for (id, st) in &pages {
+            b.push(*id, st, arena.bytes(&st.url));
+        }
+        let run = b.finish();
+        let mut back = Vec::new();
+        run.decode(|id, url, _, _| back.push((id, url.to_string())))
+            .unwrap();
+        let want: Vec<(PageId, String)> = urls
+            .iter()
+            .map(|u| (PageId::of(u), u.to_string()))
+            .collect();
+        assert_eq!(back, want);
+        // The second URL's suffix is the byte after the split (0xaa), the
+        // third's "x" after a whole character: each made a byte that is no
+        // text's.
+        for (from, to) in [(0xaa, 0xff), (b'x', 0xc3)] {
+            let mut bad = run.clone();
+            let at = bad.bytes.iter().rposition(|&x| x == from).unwrap();
+            bad.bytes[at] = to;
+            let err = bad.decode(|_, _, _, _| {}).unwrap_err();
+            assert!(err.contains("not UTF-8"), "{err}");
         }
     }
 
@@ -497,7 +553,7 @@ mod tests {
         assert!(decode(&other).unwrap_err().contains("another host"));
         let mut b = PageRunBuilder::new(HostId::of(HOST), 4);
         let (_, st) = &pages[0];
-        b.push(PageId(1), st, "http://a.ex");
+        b.push(PageId(1), st, b"http://a.ex");
         let err = decode(&b.finish()).unwrap_err();
         assert!(err.contains("not inside it"), "{err}");
         let mut longer = run.clone();
