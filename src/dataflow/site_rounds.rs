@@ -199,12 +199,14 @@ impl Sites {
         rounds.sort_unstable_by_key(|(h, _)| *h);
         let ledger = ctx.ledger.borrow();
         let mut out = Vec::new();
-        // Consolidated whenever they have doubled since the last time, so
-        // they never grow far past the distinct ones (most are equal gains,
-        // curve points and Jaccard bins of different sites): consolidated
-        // only at the end, they grew by doubling to 1.2M on bench snapshot 9
-        // with 1 worker, at the run's peak.
-        let mut consolidated = 0;
+        // The aggregates' contributions (most are equal gains, curve points
+        // and Jaccard bins of different sites) summed as they come, each
+        // distinct one held once: listed, they grew by doubling to 1.2M on
+        // bench snapshot 9 with 1 worker, at the run's peak, and
+        // consolidated whenever they doubled, their sorting was most of the
+        // rounds' own time.
+        let mut totals: HashMap<SiteOut, isize, foldhash::fast::FixedState> = HashMap::default();
+        let mut site_out = Vec::new();
         let mut steps = SnapshotPart::<CoverTrajectoryRow>::new(ctx, t);
         let mut members = SnapshotPart::<ClusterRow>::new(ctx, t);
         for (h, mut inputs) in rounds {
@@ -212,10 +214,13 @@ impl Sites {
             let sets = round_sets(closure, &ledger);
             let history = self.history.entry(h).or_default();
             let result = site_round::evaluate(history, &sets, params);
-            contributions(h, &result, params, &mut out);
-            if out.len() >= 2 * consolidated + 65_536 {
-                differential_dataflow::consolidation::consolidate(&mut out);
-                consolidated = out.len();
+            contributions(h, &result, params, &mut site_out);
+            for ((site, o), d) in site_out.drain(..) {
+                if site == NO_SITE {
+                    *totals.entry(o).or_default() += d;
+                } else {
+                    out.push(((site, o), d));
+                }
             }
             let site = ledger
                 .host_name(h)
@@ -223,8 +228,13 @@ impl Sites {
             site_rows(site, &sets, &result, &mut steps, &mut members);
             history.record(t, &sets, &result, params);
         }
-        differential_dataflow::consolidation::consolidate(&mut out);
-        out.shrink_to_fit();
+        out.reserve_exact(totals.len());
+        out.extend(
+            totals
+                .into_iter()
+                .filter(|&(_, d)| d != 0)
+                .map(|(o, d)| ((NO_SITE, o), d)),
+        );
         steps.finish();
         members.finish();
         out
