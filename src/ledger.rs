@@ -1344,20 +1344,12 @@ impl Ledger {
         let n = self.pages.len();
         let url = |i: usize| self.urls.bytes(&self.pages.at(i).1.url);
         let k = self.url_sorted.min(n);
-        let added = crate::str_sort::order_by_bytes(n - k, |i| url(k + i));
+        let mut added = crate::str_sort::order_by_bytes(n - k, |i| url(k + i));
         if k == 0 {
             return added;
         }
-        let mut order = Vec::with_capacity(n);
-        let mut added = added.into_iter().map(|i| i + k as u32).peekable();
-        for old in 0..k {
-            while let Some(i) = added.next_if(|&i| url(i as usize) < url(old)) {
-                order.push(i);
-            }
-            order.push(old as u32);
-        }
-        order.extend(added);
-        order
+        added.iter_mut().for_each(|i| *i += k as u32);
+        crate::str_sort::merge_added(k, &added, url)
     }
 
     /// The state, URL (its bytes, which its caller checks as text a block of
