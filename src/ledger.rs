@@ -808,11 +808,7 @@ impl Ledger {
             for o in self.links.sources() {
                 for &dst_host in o.dst_hosts {
                     if dst_host != o.src_host {
-                        let (word, b) = (dst_host as usize / 64, 1u64 << (dst_host % 64));
-                        if word >= linked.len() {
-                            linked.resize(word + 1, 0);
-                        }
-                        linked[word] |= b;
+                        set_bit(linked, dst_host);
                     }
                 }
             }
@@ -1388,6 +1384,15 @@ impl Ledger {
 fn bit(bits: &[u64], i: u32) -> bool {
     bits.get(i as usize / 64)
         .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+}
+
+/// Sets bit `i` of `bits`, growing it to hold the bit.
+fn set_bit(bits: &mut Vec<u64>, i: u32) {
+    let word = i as usize / 64;
+    if word >= bits.len() {
+        bits.resize(word + 1, 0);
+    }
+    bits[word] |= 1u64 << (i % 64);
 }
 
 /// The page's state, created when first known; fails on an id collision.
