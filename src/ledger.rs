@@ -32,13 +32,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::algo::change::DomainClass;
 use crate::algo::pagerank::is_main_page;
+use crate::bits::Bits;
 use crate::change_book::{BookRow, ChangeBook, ChangeKey};
 use crate::dataflow::echo::{EchoMsg, SourceObs};
 use crate::grow::{push_by_eighths, room_for};
 use crate::id_map::IdMap;
 use crate::ingest::page_batch::{Fetch, LinkBatch, PageBatch};
 use crate::ingest::{ClickObs, LinkObs, Mention, OddRows, PageObs, Record, UrlText};
-use crate::link_set::{self, Fresh, HostIndex, Link, LinkGather, LinkSet};
+use crate::link_set::{self, HostIndex, Link, LinkGather, LinkSet};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
 use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::output::echo::SourceKind;
@@ -279,7 +280,7 @@ pub struct Ledger {
     link_hosts: HostIndex,
     /// Which of `links` the snapshot before did not have (ECHO sends only
     /// those: a link the worker had before cannot reveal a new page).
-    fresh_links: Fresh,
+    fresh_links: Bits,
     /// Links read back from the state, made a [`LinkSet`] when the restore
     /// completes.
     restoring_links: LinkGather,
@@ -297,7 +298,7 @@ pub struct Ledger {
     /// Sites that off-site links of earlier snapshots reached (never new
     /// again), a bit per [`HostIndex`] index of `link_hosts`, which never
     /// forgets a host: a hash set of host ids took a probe per off-site link.
-    linked_sites: Vec<u64>,
+    linked_sites: Bits,
     /// Odd rows only the ledger can see (duplicates split across workers).
     pub odd: OddRows,
     /// The change analysis' histories, when it runs.
@@ -759,7 +760,7 @@ impl Ledger {
             let new = new_now.contains(&o.src);
             for (&dst, &dst_host) in o.dsts.iter().zip(o.dst_hosts) {
                 if dst_host != o.src_host {
-                    if !new && !bit(linked, dst_host) {
+                    if !new && !linked.contains(dst_host as usize) {
                         candidates.push((hosts.id(dst_host), o.src));
                     }
                     continue;
@@ -808,7 +809,7 @@ impl Ledger {
             for o in self.links.sources() {
                 for &dst_host in o.dst_hosts {
                     if dst_host != o.src_host {
-                        set_bit(linked, dst_host);
+                        linked.insert(dst_host as usize);
                     }
                 }
             }
@@ -1378,21 +1379,6 @@ impl Ledger {
             .values()
             .map(|p| (p, self.urls.get(&p.url), self.hosts[&p.host].name.as_str()))
     }
-}
-
-/// Whether bit `i` of `bits` is set (bits past its end are not).
-fn bit(bits: &[u64], i: u32) -> bool {
-    bits.get(i as usize / 64)
-        .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
-}
-
-/// Sets bit `i` of `bits`, growing it to hold the bit.
-fn set_bit(bits: &mut Vec<u64>, i: u32) {
-    let word = i as usize / 64;
-    if word >= bits.len() {
-        bits.resize(word + 1, 0);
-    }
-    bits[word] |= 1u64 << (i % 64);
 }
 
 /// The page's state, created when first known; fails on an id collision.

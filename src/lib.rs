@@ -5,6 +5,7 @@
 //! analyses' stages) → [`output`] (schemas, Parquet, the commit protocol).
 
 pub mod algo;
+pub mod bits;
 pub mod chain_store;
 pub mod change_book;
 pub mod cli;

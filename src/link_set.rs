@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 
+use crate::bits::Bits;
 use crate::grow::room_for;
 use crate::ledger::LinkKey;
 use crate::model::{HostId, PageId};
@@ -510,29 +511,17 @@ fn permute<A, B>(dest: &mut [u32], a: &mut [A], b: &mut [B], shift: u32) {
     }
 }
 
-/// Which links of a set are new: a bit per position.
-#[derive(Default)]
-pub struct Fresh(Vec<u64>);
-
-impl Fresh {
-    pub fn heap_bytes(&self) -> usize {
-        self.0.capacity() * 8
-    }
-
-    pub fn contains(&self, position: usize) -> bool {
-        self.0[position / 64] & (1 << (position % 64)) != 0
-    }
-}
-
 /// Compares the set `old` with the set `new`: calls `f(link, -1)` for each
 /// link only in `old` and `f(link, 1)` for each only in `new`, in order, and
-/// returns which of `new`'s links `old` lacks.
+/// returns which of `new`'s links `old` lacks, by their positions in `new`.
 ///
 /// A source by source: most sources keep their links from one snapshot to
 /// the next, and one comparison of their runs passes them.
-pub fn diff(old: &LinkSet, new: &LinkSet, mut f: impl FnMut(Link, i64)) -> Fresh {
-    let mut fresh = Fresh(vec![0; new.len().div_ceil(64)]);
-    let mut mark = |j: usize| fresh.0[j / 64] |= 1 << (j % 64);
+pub fn diff(old: &LinkSet, new: &LinkSet, mut f: impl FnMut(Link, i64)) -> Bits {
+    let mut fresh = Bits::with_len(new.len());
+    let mut mark = |j: usize| {
+        fresh.insert(j);
+    };
     let mut olds = old.sources().peekable();
     for n in new.sources() {
         while let Some(o) = olds.next_if(|o| o.src < n.src) {
@@ -672,7 +661,7 @@ mod tests {
         let marked: Vec<bool> = (0..new.len()).map(|j| fresh.contains(j)).collect();
         assert_eq!(marked, [false, true, false, true]);
         let gone = diff(&old, &LinkSet::default(), |_, d| assert_eq!(d, -1));
-        assert!(gone.0.is_empty());
+        assert_eq!(gone, Bits::default(), "no set, no links new");
     }
 
     /// The diff of random sets, many of whose sources keep their links, is

@@ -18,6 +18,7 @@ use arrow_array::ArrayRef;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bits::Bits;
 use crate::error::InputError;
 use crate::model::{digest_hash, HostId, Micros, PageId};
 use crate::placement::Placement;
@@ -371,10 +372,10 @@ struct UrlCache {
     raw: UrlArena,
     /// Endpoint `i` is `blocks[i / ENDPOINT_BLOCK][i % ENDPOINT_BLOCK]`.
     blocks: Vec<Vec<Endpoint>>,
-    /// Which endpoints can be pages, a bit each.
-    pages: Vec<u64>,
-    /// Which endpoints were announced, a bit each.
-    announced: Vec<u64>,
+    /// Which endpoints can be pages.
+    pages: Bits,
+    /// Which endpoints were announced.
+    announced: Bits,
     /// Normalized URLs of endpoints not yet announced: the first link that
     /// names an endpoint usually announces it at once, so this stays small.
     pending: HashMap<u32, UrlText, foldhash::fast::FixedState>,
@@ -432,8 +433,8 @@ impl UrlCache {
             hasher: Default::default(),
             raw: UrlArena::default(),
             blocks: Vec::new(),
-            pages: Vec::new(),
-            announced: Vec::new(),
+            pages: Bits::default(),
+            announced: Bits::default(),
             pending: HashMap::default(),
             last_src: None,
             dicts: Default::default(),
@@ -482,13 +483,8 @@ impl UrlCache {
             self.pending.insert(i, url);
             ids
         });
-        let (word, bit) = (i as usize / 64, 1u64 << (i % 64));
-        if word == self.pages.len() {
-            self.pages.push(0);
-            self.announced.push(0);
-        }
         if ids.is_some() {
-            self.pages[word] |= bit;
+            self.pages.insert(i as usize);
         }
         let (host, page) = ids.unwrap_or((HostId(0), PageId(0)));
         if self.blocks.last().is_none_or(|b| b.len() == ENDPOINT_BLOCK) {
@@ -608,18 +604,16 @@ impl UrlCache {
 
     /// The ids of endpoint `i`, or `None` if it cannot be a page.
     fn ids(&self, i: u32) -> Option<(HostId, PageId)> {
-        let is_page = self.pages[i as usize / 64] & (1u64 << (i % 64)) != 0;
+        let is_page = self.pages.contains(i as usize);
         let e = Self::endpoint(&self.blocks, i);
         is_page.then_some((e.host, e.page))
     }
 
     /// Announces the page of endpoint `i` if it was not yet.
     fn announce(&mut self, i: u32, emit: &mut dyn RecordSink) {
-        let (word, bit) = (i as usize / 64, 1u64 << (i % 64));
-        if self.announced[word] & bit != 0 {
+        if !self.announced.insert(i as usize) {
             return;
         }
-        self.announced[word] |= bit;
         if let (Some((host, page)), Some(url)) = (self.ids(i), self.pending.remove(&i)) {
             emit.mention(Mention { host, page, url });
         }
