@@ -519,9 +519,6 @@ fn permute<A, B>(dest: &mut [u32], a: &mut [A], b: &mut [B], shift: u32) {
 /// the next, and one comparison of their runs passes them.
 pub fn diff(old: &LinkSet, new: &LinkSet, mut f: impl FnMut(Link, i64)) -> Bits {
     let mut fresh = Bits::with_len(new.len());
-    let mut mark = |j: usize| {
-        fresh.insert(j);
-    };
     let mut olds = old.sources().peekable();
     for n in new.sources() {
         while let Some(o) = olds.next_if(|o| o.src < n.src) {
@@ -536,7 +533,7 @@ pub fn diff(old: &LinkSet, new: &LinkSet, mut f: impl FnMut(Link, i64)) -> Bits 
                         f(a, -1);
                     }
                     if gone.next_if_eq(&l).is_none() {
-                        mark(n.start + j);
+                        fresh.insert(n.start + j);
                         f(l, 1);
                     }
                 }
@@ -544,7 +541,7 @@ pub fn diff(old: &LinkSet, new: &LinkSet, mut f: impl FnMut(Link, i64)) -> Bits 
             }
             None => {
                 for (j, l) in n.links().enumerate() {
-                    mark(n.start + j);
+                    fresh.insert(n.start + j);
                     f(l, 1);
                 }
             }
