@@ -37,7 +37,7 @@ use crate::change_book::{BookRow, ChangeBook, ChangeKey};
 use crate::dataflow::echo::{EchoMsg, SourceObs};
 use crate::grow::{push_by_eighths, room_for};
 use crate::id_map::IdMap;
-use crate::ingest::page_batch::{Fetch, LinkBatch, PageBatch};
+use crate::ingest::page_batch::{self, Fetch, LinkBatch, PageBatch};
 use crate::ingest::{ClickObs, LinkObs, Mention, OddRows, PageObs, Record, UrlText};
 use crate::link_set::{self, HostIndex, Link, LinkGather, LinkSet};
 use crate::model::{HostFact, HostId, HostKey, Micros, PageId, Seq, SnapshotMeta};
@@ -525,8 +525,14 @@ impl Ledger {
                 None => push_by_eighths(&mut batch.mentions, *m),
             },
             Record::Link(l) => batch.links.push(self.link_hosts.link(LinkKey::from(l))),
-            Record::Pages(b) => self.gather_pages(batch, &b),
-            Record::Links(b) => self.gather_links(batch, &b),
+            Record::Pages(b) => {
+                self.gather_pages(batch, &b);
+                page_batch::recycle_pages(*b);
+            }
+            Record::Links(b) => {
+                self.gather_links(batch, &b);
+                page_batch::recycle_links(*b);
+            }
             Record::Restore(s) => batch.restore.push(*s),
             Record::Click(c) => batch.clicks.push(*c),
         }
@@ -843,6 +849,8 @@ impl Ledger {
         page_rows: &mut dyn FnMut(PageChangeRow),
     ) -> Result<(), String> {
         let t = meta.seq;
+        // Every batch of the snapshot has been gathered.
+        page_batch::release_spares();
         let mut deltas = Deltas::default();
         for (k, c) in std::mem::take(&mut self.events) {
             deltas.add(k.host, k.key, -c);

@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 
 use differential_dataflow::{AsCollection, VecCollection};
 use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::Stream;
 
 use crate::change_book::{BookSettings, ChangeBook};
+use crate::dataflow::record_exchange::record_pact;
 use crate::dataflow::sink::SnapshotPart;
 use crate::dataflow::WorkerCtx;
 use crate::error::OutputError;
@@ -33,7 +33,7 @@ pub fn ledger<'s>(
     type Out = Vec<(LedgerOut, Seq, isize)>;
     records
         .unary_frontier::<CapacityContainerBuilder<Out>, _, _, _>(
-            Exchange::new(move |r: &Record| r.route(&placement)),
+            record_pact(move |r: &Record| r.route(&placement)),
             "Ledger",
             move |cap, _info| {
                 let mut epochs = ctx.plan.epochs();

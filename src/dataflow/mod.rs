@@ -13,6 +13,7 @@ pub mod ledger_op;
 pub mod pagerank;
 pub mod plan;
 pub mod rankmass;
+pub mod record_exchange;
 pub mod revisit;
 pub mod sink;
 pub mod site_rounds;

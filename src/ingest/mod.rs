@@ -137,6 +137,11 @@ impl Record {
         placement.route(host)
     }
 
+    /// Whether the record is a batch of pages or links (see `page_batch`).
+    pub fn is_batch(&self) -> bool {
+        matches!(self, Record::Pages(_) | Record::Links(_))
+    }
+
     /// The rows of input the record stands for: a batch's pages, else one.
     pub fn rows(&self) -> u64 {
         match self {
