@@ -7,8 +7,9 @@
 //! container held up to 204 batches, nearly a million rows, and the ledger
 //! saw a quarter of a snapshot's batches before its reading ended: the rest
 //! waited in the exchange (memory the run held for nothing), and the batches
-//! the ledger had gathered came back too late to be filled again (the reader
-//! took fresh memory, page fault by page fault, for three batches in four).
+//! the ledger had gathered reached the reader's spares too late to be filled
+//! again (`page_batch::recycle_links`): it took fresh memory, page fault by
+//! page fault, for three batches in four.
 //! [`RecordDistributor`] ships a worker's records as soon as a batch is
 //! among them, and other records once they fill timely's container.
 
