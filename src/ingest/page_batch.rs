@@ -12,7 +12,7 @@
 //! into the input, then routed and pushed again by the exchange. A
 //! [`LinkBatch`] carries up to [`PageBatcher::ROWS`] of them for one worker.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
@@ -64,8 +64,8 @@ impl LinkBatch {
 /// 262K page faults. A few spare batches, whose pages stay written, end
 /// that: with them, and the batches shipped as they fill
 /// (`dataflow::record_exchange`), the same reading faults 204K times.
-static SPARE_PAGES: Mutex<Vec<PageBatch>> = Mutex::new(Vec::new());
-static SPARE_LINKS: Mutex<Vec<LinkBatch>> = Mutex::new(Vec::new());
+static SPARE_PAGES: Spares<PageBatch> = Spares::new();
+static SPARE_LINKS: Spares<LinkBatch> = Spares::new();
 
 /// Spare batches of each kind kept at most: about as many as the workers of
 /// a process send between two steps of the dataflow (a step every 64K rows
@@ -75,33 +75,51 @@ static SPARE_LINKS: Mutex<Vec<LinkBatch>> = Mutex::new(Vec::new());
 /// long), freed once the snapshot is read.
 const SPARES: usize = 32;
 
-/// Hands an emptied batch of pages back for the batcher to fill again.
-pub fn recycle_pages(mut batch: PageBatch) {
-    let mut spare = SPARE_PAGES.lock().unwrap_or_else(|e| e.into_inner());
-    if spare.len() < SPARES {
-        batch.clear();
-        spare.push(batch);
+/// Up to [`SPARES`] emptied batches of one kind, shared by a process's workers.
+struct Spares<T>(Mutex<Vec<T>>);
+
+impl<T> Spares<T> {
+    const fn new() -> Self {
+        Spares(Mutex::new(Vec::new()))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<T>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps `batch`, emptied by `clear`, unless enough are kept already.
+    fn give(&self, mut batch: T, clear: impl FnOnce(&mut T)) {
+        let mut spare = self.lock();
+        if spare.len() < SPARES {
+            clear(&mut batch);
+            spare.push(batch);
+        }
+    }
+
+    fn take(&self) -> Option<T> {
+        self.lock().pop()
+    }
+
+    fn release(&self) {
+        drop(std::mem::take(&mut *self.lock()));
     }
 }
 
+/// Hands an emptied batch of pages back for the batcher to fill again.
+pub fn recycle_pages(batch: PageBatch) {
+    SPARE_PAGES.give(batch, PageBatch::clear);
+}
+
 /// Hands an emptied batch of links back for the batcher to fill again.
-pub fn recycle_links(mut batch: LinkBatch) {
-    let mut spare = SPARE_LINKS.lock().unwrap_or_else(|e| e.into_inner());
-    if spare.len() < SPARES {
-        batch.links.clear();
-        spare.push(batch);
-    }
+pub fn recycle_links(batch: LinkBatch) {
+    SPARE_LINKS.give(batch, |b| b.links.clear());
 }
 
 /// Frees the spare batches: once a snapshot is read, so that they do not
 /// sit through the stages after it.
 pub fn release_spares() {
-    drop(std::mem::take(
-        &mut *SPARE_PAGES.lock().unwrap_or_else(|e| e.into_inner()),
-    ));
-    drop(std::mem::take(
-        &mut *SPARE_LINKS.lock().unwrap_or_else(|e| e.into_inner()),
-    ));
+    SPARE_PAGES.release();
+    SPARE_LINKS.release();
 }
 
 /// What a snapshot's fetch of a page observed, besides its URL.
@@ -229,8 +247,7 @@ impl<'a, S: FnMut(Record)> PageBatcher<'a, S> {
     /// An empty batch of links for worker `to`: a spare one, or a new one
     /// with room for `rows`.
     fn empty_links(to: u32, rows: usize) -> LinkBatch {
-        let spare = SPARE_LINKS.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        match spare {
+        match SPARE_LINKS.take() {
             Some(batch) if batch.links.capacity() >= rows => LinkBatch { to, ..batch },
             _ => LinkBatch {
                 to,
@@ -242,8 +259,7 @@ impl<'a, S: FnMut(Record)> PageBatcher<'a, S> {
     /// An empty batch of pages for worker `to`: a spare one, or a new one
     /// with room for `rows`.
     fn empty(to: u32, rows: usize) -> PageBatch {
-        let spare = SPARE_PAGES.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        if let Some(batch) = spare.filter(|b| b.pages.capacity() >= rows) {
+        if let Some(batch) = SPARE_PAGES.take().filter(|b| b.pages.capacity() >= rows) {
             return PageBatch { to, ..batch };
         }
         PageBatch {
