@@ -323,7 +323,7 @@ pub fn read_snapshot(
         let (Some(src), Some(dst)) = (urls.cell(row, 0)?, urls.cell(row, 1)?) else {
             return Err("src and dst must not be empty".into());
         };
-        let (Some(src_ids), Some(dst_ids)) = (urls.ids(src), urls.ids(dst)) else {
+        let (Some(src_ids), Some(dst_ids)) = (src.ids(), dst.ids()) else {
             odd.unparsable_link_urls += 1;
             return Ok(());
         };
@@ -331,8 +331,8 @@ pub fn read_snapshot(
             odd.self_links += 1;
             return Ok(());
         }
-        urls.announce(src, emit);
-        urls.announce(dst, emit);
+        urls.announce(src.index, emit);
+        urls.announce(dst.index, emit);
         let (src, dst) = (src_ids, dst_ids);
         emit.link(LinkObs {
             src_host: src.0,
@@ -423,22 +423,46 @@ const CELL_AHEAD: usize = 8;
 /// Endpoints a block holds: 2 MiB of them.
 const ENDPOINT_BLOCK: usize = 1 << 16;
 
-/// The endpoint indices of one dictionary's entries, looked up on first use.
+/// A link cell's endpoint: its index, and the ids of its page if it can be
+/// one (24 bytes, where an `Option` of the ids made it 32).
+#[derive(Clone, Copy)]
+struct Resolved {
+    host: HostId,
+    page: PageId,
+    index: u32,
+    is_page: bool,
+}
+
+impl Resolved {
+    const UNSEEN: Resolved = Resolved {
+        host: HostId(0),
+        page: PageId(0),
+        index: u32::MAX,
+        is_page: false,
+    };
+
+    /// The ids of the endpoint's page, or `None` if it cannot be a page.
+    fn ids(&self) -> Option<(HostId, PageId)> {
+        self.is_page.then_some((self.host, self.page))
+    }
+}
+
+/// The endpoints of one dictionary's entries, looked up on first use.
 #[derive(Default)]
 struct DictMemo {
     /// The dictionary, held so that its identity (the `Arc`) stays unique
     /// while the memo refers to it.
     values: Option<ArrayRef>,
-    /// Per entry its endpoint index, or [`DictMemo::UNSEEN`].
-    index: Vec<u32>,
+    /// Per entry its endpoint, or [`Resolved::UNSEEN`]. The ids are copied
+    /// here from the endpoint: a row then reads one entry of an array the
+    /// size of the dictionary, where reading the endpoint it names was a
+    /// second, dependent load, from blocks of every endpoint of the share
+    /// (tens of megabytes), that missed the cache.
+    entries: Vec<Resolved>,
     /// Per entry its tag (see [`UrlCache::tag`]), kept from the lookup of
     /// the dictionary: an unseen entry is looked up again when a row names
     /// it, and its table slot asked for [`CELL_AHEAD`] rows before.
     tags: Vec<u32>,
-}
-
-impl DictMemo {
-    const UNSEEN: u32 = u32::MAX;
 }
 
 impl UrlCache {
@@ -547,7 +571,7 @@ impl UrlCache {
     /// in `pending`, which stays a few entries so (a dictionary's worth of
     /// new values made it a table that missed the cache).
     fn resolve_dictionary(&mut self, col: usize, values: &ArrayRef) {
-        let mut index = std::mem::take(&mut self.dicts[col].index);
+        let mut entries = std::mem::take(&mut self.dicts[col].entries);
         let mut tags = std::mem::take(&mut self.dicts[col].tags);
         let mut group: Vec<(usize, &str, u32)> = Vec::with_capacity(RESOLVE_GROUP);
         let mut keys = 0..values.len();
@@ -579,46 +603,59 @@ impl UrlCache {
                 self.raw.prefetch(&Self::endpoint(&self.blocks, i).raw);
             }
             for &(k, raw, tag) in &group {
-                index[k] = self.find_tagged(raw, tag).unwrap_or(DictMemo::UNSEEN);
+                entries[k] = self
+                    .find_tagged(raw, tag)
+                    .map_or(Resolved::UNSEEN, |i| self.resolved(i));
                 tags[k] = tag;
             }
         }
-        self.dicts[col].index = index;
+        self.dicts[col].entries = entries;
         self.dicts[col].tags = tags;
     }
 
-    /// The endpoint index of text cell `col` (0: source, 1: destination) of a
-    /// link row; `None` for an empty cell.
-    fn cell(&mut self, row: &Row, col: usize) -> Result<Option<u32>, String> {
+    /// The endpoint of text cell `col` (0: source, 1: destination) of a link
+    /// row; `None` for an empty cell.
+    fn cell(&mut self, row: &Row, col: usize) -> Result<Option<Resolved>, String> {
         if let Some((values, key)) = row.dict_key(col) {
             let memo = &mut self.dicts[col];
             if !memo.values.as_ref().is_some_and(|v| Arc::ptr_eq(v, values)) {
                 memo.values = Some(values.clone());
-                memo.index.clear();
-                memo.index.resize(values.len(), DictMemo::UNSEEN);
+                memo.entries.clear();
+                memo.entries.resize(values.len(), Resolved::UNSEEN);
                 memo.tags.clear();
                 memo.tags.resize(values.len(), 0);
                 self.resolve_dictionary(col, values);
             }
             let memo = &self.dicts[col];
             if let Some(ahead) = row.dict_key_ahead(col, CELL_AHEAD) {
-                if memo.index.get(ahead) == Some(&DictMemo::UNSEEN) {
+                if memo
+                    .entries
+                    .get(ahead)
+                    .is_some_and(|e| e.index == Resolved::UNSEEN.index)
+                {
                     self.seen.prefetch(memo.tags[ahead]);
                 }
             }
-            let known = memo.index[key];
-            if known != DictMemo::UNSEEN {
+            let known = memo.entries[key];
+            if known.index != Resolved::UNSEEN.index {
                 return Ok(Some(known));
             }
             let tag = memo.tags[key];
             let i = self.lookup_tagged(dict_value(values, key)?, tag);
-            self.dicts[col].index[key] = i;
-            return Ok(Some(i));
+            let resolved = self.resolved(i);
+            self.dicts[col].entries[key] = resolved;
+            return Ok(Some(resolved));
         }
         Ok(match row.text(col)? {
             None => None,
-            Some(raw) if col == 0 => Some(self.lookup_src(raw)),
-            Some(raw) => Some(self.lookup(raw)),
+            Some(raw) => {
+                let i = if col == 0 {
+                    self.lookup_src(raw)
+                } else {
+                    self.lookup(raw)
+                };
+                Some(self.resolved(i))
+            }
         })
     }
 
@@ -646,6 +683,17 @@ impl UrlCache {
         let is_page = self.pages.contains(i as usize);
         let e = Self::endpoint(&self.blocks, i);
         is_page.then_some((e.host, e.page))
+    }
+
+    /// Endpoint `i` with its ids.
+    fn resolved(&self, i: u32) -> Resolved {
+        let e = Self::endpoint(&self.blocks, i);
+        Resolved {
+            host: e.host,
+            page: e.page,
+            index: i,
+            is_page: self.pages.contains(i as usize),
+        }
     }
 
     /// Announces the page of endpoint `i` if it was not yet.
