@@ -445,6 +445,11 @@ impl Resolved {
     fn ids(&self) -> Option<(HostId, PageId)> {
         self.is_page.then_some((self.host, self.page))
     }
+
+    /// Whether this is [`Resolved::UNSEEN`]: no endpoint looked up yet.
+    fn is_unseen(&self) -> bool {
+        self.index == Resolved::UNSEEN.index
+    }
 }
 
 /// The endpoints of one dictionary's entries, looked up on first use.
@@ -628,16 +633,12 @@ impl UrlCache {
             }
             let memo = &self.dicts[col];
             if let Some(ahead) = row.dict_key_ahead(col, CELL_AHEAD) {
-                if memo
-                    .entries
-                    .get(ahead)
-                    .is_some_and(|e| e.index == Resolved::UNSEEN.index)
-                {
+                if memo.entries.get(ahead).is_some_and(Resolved::is_unseen) {
                     self.seen.prefetch(memo.tags[ahead]);
                 }
             }
             let known = memo.entries[key];
-            if known.index != Resolved::UNSEEN.index {
+            if !known.is_unseen() {
                 return Ok(Some(known));
             }
             let tag = memo.tags[key];
@@ -678,13 +679,6 @@ impl UrlCache {
         i
     }
 
-    /// The ids of endpoint `i`, or `None` if it cannot be a page.
-    fn ids(&self, i: u32) -> Option<(HostId, PageId)> {
-        let is_page = self.pages.contains(i as usize);
-        let e = Self::endpoint(&self.blocks, i);
-        is_page.then_some((e.host, e.page))
-    }
-
     /// Endpoint `i` with its ids.
     fn resolved(&self, i: u32) -> Resolved {
         let e = Self::endpoint(&self.blocks, i);
@@ -701,7 +695,7 @@ impl UrlCache {
         if !self.announced.insert(i as usize) {
             return;
         }
-        if let (Some((host, page)), Some(url)) = (self.ids(i), self.pending.remove(&i)) {
+        if let (Some((host, page)), Some(url)) = (self.resolved(i).ids(), self.pending.remove(&i)) {
             emit.mention(Mention { host, page, url });
         }
     }
