@@ -282,10 +282,59 @@ pub fn guaranteed_at(progress: &[(u64, u128)], n: u64) -> u128 {
     }
 }
 
+/// The sums of the `n` largest of a set of PageRanks: an ordering's best
+/// possible curve.
+///
+/// It keeps the ranks sorted from the largest (8 bytes a node) and their sums
+/// at the powers of two, where a curve asks for most of its points; the
+/// prefix sum of every `n` was 16 bytes a node, held on worker 0 for every
+/// node of the graph while the orderings ran (BENCHMARKS.md, "Past this
+/// machine").
+#[derive(Clone, Debug, Default)]
+pub struct LargestSums {
+    /// The ranks, from the largest.
+    sorted: Vec<u64>,
+    /// `at_powers[k]`: the sum of the `2^k` largest.
+    at_powers: Vec<u128>,
+}
+
+impl LargestSums {
+    pub fn new(mut ranks: Vec<u64>) -> LargestSums {
+        ranks.sort_unstable_by(|a, b| b.cmp(a));
+        let mut at_powers = Vec::new();
+        let mut sum: u128 = 0;
+        for (i, &r) in ranks.iter().enumerate() {
+            sum += u128::from(r);
+            if (i + 1).is_power_of_two() {
+                at_powers.push(sum);
+            }
+        }
+        LargestSums {
+            sorted: ranks,
+            at_powers,
+        }
+    }
+
+    /// The sum of the `n` largest ranks (of all of them if there are fewer):
+    /// from the largest power of two at most `n`, the rest added up.
+    pub fn of(&self, n: u64) -> u128 {
+        let n = (n as usize).min(self.sorted.len());
+        if n == 0 {
+            return 0;
+        }
+        let k = n.ilog2() as usize;
+        let from = 1usize << k;
+        self.at_powers[k]
+            + self.sorted[from..n]
+                .iter()
+                .map(|&r| u128::from(r))
+                .sum::<u128>()
+    }
+}
+
 /// The curve of an ordering: `ranks` are the PageRanks of its downloads in
-/// order, `best` the prefix sums of all PageRanks sorted from the largest
-/// (`best[n]` is the sum of the `n` largest).
-pub fn curve(ranks: &[u64], progress: &[(u64, u128)], best: &[u128]) -> Vec<CurvePoint> {
+/// order, `best` the sums of the largest PageRanks of all nodes.
+pub fn curve(ranks: &[u64], progress: &[(u64, u128)], best: &LargestSums) -> Vec<CurvePoint> {
     let mut actual: u128 = 0;
     let mut done = 0usize;
     checkpoints(ranks.len() as u64)
@@ -299,7 +348,7 @@ pub fn curve(ranks: &[u64], progress: &[(u64, u128)], best: &[u128]) -> Vec<Curv
                 downloads: n,
                 guaranteed: guaranteed_at(progress, n),
                 actual,
-                optimal: best[(n as usize).min(best.len() - 1)],
+                optimal: best.of(n),
             }
         })
         .collect()
@@ -416,6 +465,33 @@ mod tests {
         }
     }
 
+    /// Every `n`, against the prefix sums of the ranks sorted from the
+    /// largest, on lengths around powers of two and with repeated ranks.
+    #[test]
+    fn largest_sums_agree_with_prefix_sums() {
+        let mut x: u64 = 7;
+        for len in [0usize, 1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 100, 1000] {
+            let ranks: Vec<u64> = (0..len)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (x >> 33) % 50 + u64::MAX / 4 * u64::from(x.is_multiple_of(7))
+                })
+                .collect();
+            let mut sorted = ranks.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            let best = LargestSums::new(ranks);
+            let mut sum: u128 = 0;
+            assert_eq!(best.of(0), 0);
+            for (i, &r) in sorted.iter().enumerate() {
+                sum += u128::from(r);
+                assert_eq!(best.of(i as u64 + 1), sum, "len {len}, n {}", i + 1);
+            }
+            assert_eq!(best.of(len as u64 + 5), sum, "past the end, len {len}");
+        }
+    }
+
     #[test]
     fn curves_read_the_step_function() {
         let progress = vec![(0, 0), (2, 10), (5, 20)];
@@ -425,7 +501,7 @@ mod tests {
         assert_eq!(checkpoints(5), vec![1, 2, 4, 5]);
         assert_eq!(checkpoints(4), vec![1, 2, 4]);
         assert_eq!(checkpoints(0), vec![0]);
-        let best = vec![0, 9, 15, 18, 20, 21];
+        let best = LargestSums::new(vec![2, 9, 1, 6, 3]);
         let c = curve(&[3, 9, 6, 1, 2], &progress, &best);
         assert_eq!(
             c[0],

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use crate::algo::pagerank::{trust_share, Damping};
 use crate::algo::rankmass::{
     curve, downloads_to_actual, downloads_to_guarantee, level_units, single_page, start_mass,
-    target_units, Download,
+    target_units, Download, LargestSums,
 };
 use crate::dataflow::in_lookup_blocks;
 use crate::dataflow::pagerank::{broadcast, Msg, Out, Part, Sums};
@@ -157,8 +157,8 @@ struct Gathered {
     trust: Vec<u64>,
     /// Where each worker's nodes start in the global numbering.
     base: Vec<u32>,
-    /// `best[n]`: the sum of the `n` largest ranks.
-    best: Vec<u128>,
+    /// The sums of the largest ranks, for the curves' best possible.
+    best: LargestSums,
 }
 
 /// A worker's nodes as sent to worker 0: their places in URL order (see
@@ -777,14 +777,7 @@ impl Orders {
             g.ranks.extend(n.ranks);
             g.trust.extend(n.trust);
         }
-        let mut sorted = g.ranks.clone();
-        sorted.sort_unstable_by(|a, b| b.cmp(a));
-        g.best = std::iter::once(0u128)
-            .chain(sorted.iter().scan(0u128, |s, r| {
-                *s += u128::from(*r);
-                Some(*s)
-            }))
-            .collect();
+        g.best = LargestSums::new(g.ranks.clone());
         self.gathered = Some(g);
     }
 
