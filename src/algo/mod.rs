@@ -11,5 +11,6 @@ pub mod jaccard;
 pub mod pagerank;
 pub mod rankmass;
 pub mod revisit;
+pub mod sample_sort;
 pub mod site_round;
 pub mod url_order;

@@ -38,7 +38,9 @@ use crate::algo::pagerank::{
     Gram, HostMass, LinkFactor, Relaxation, ONE,
 };
 use crate::algo::url_order::LocalOrder;
-use crate::dataflow::rankmass::{GraphPart, NodesPart, OrderRows, Orders, Placed};
+use crate::dataflow::rankmass::{
+    CurvePart, GraphPart, Keyed, NodesPart, OrderRows, Orders, Placed,
+};
 use crate::dataflow::sink::SnapshotPart;
 use crate::dataflow::split::split_by_kind;
 use crate::dataflow::{in_lookup_blocks, WorkerCtx, ROWS_PER_ACTIVATION};
@@ -98,7 +100,8 @@ pub enum Msg {
         from: u32,
         prefixes: Vec<(String, u32)>,
     },
-    /// Orderings, to worker 0: the sender's nodes.
+    /// Orderings, to worker 0 for the single-page RankMass: the sender's
+    /// nodes.
     Nodes {
         to: u64,
         from: u32,
@@ -112,15 +115,25 @@ pub enum Msg {
         from: u32,
         graph: Box<GraphPart>,
     },
-    /// Orderings, to worker 0: the sender's downloads of an ordering, as
-    /// `(node, round, rm at download)`.
-    Log {
+    /// Orderings, to every worker: evenly spaced keys of the sender's items
+    /// of a sort, with how many items each stands for
+    /// (`algo::sample_sort::samples`).
+    Samples { to: u64, samples: Vec<(u128, u64)> },
+    /// Orderings: the sender's items of a sort in the receiver's range of
+    /// keys.
+    Route { to: u64, items: Vec<Keyed> },
+    /// Orderings, to every worker: how many items of a sort the sender holds
+    /// after the routing, and the sum of their PageRank.
+    Count {
         to: u64,
         from: u32,
-        downloads: Vec<(u32, u32, u64)>,
+        count: u64,
+        sum: Box<u128>,
     },
-    /// Orderings, from worker 0: the receiver's downloads of a numbered
-    /// ordering, in rank order, for its `rankmass_order` rows.
+    /// Orderings, to worker 0: the sender's sums of an ordering's curve.
+    Curve { to: u64, part: Box<CurvePart> },
+    /// Orderings: the receiver's downloads of a numbered ordering, a run of
+    /// their ranks in rank order, for its `rankmass_order` rows.
     Rows {
         to: u64,
         key: OrderingKey,
@@ -140,7 +153,10 @@ impl Msg {
             | Msg::Prefixes { to, .. }
             | Msg::Nodes { to, .. }
             | Msg::Graph { to, .. }
-            | Msg::Log { to, .. }
+            | Msg::Samples { to, .. }
+            | Msg::Route { to, .. }
+            | Msg::Count { to, .. }
+            | Msg::Curve { to, .. }
             | Msg::Rows { to, .. } => *to,
         }
     }

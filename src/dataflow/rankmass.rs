@@ -17,28 +17,37 @@
 //!   worker as in a PageRank step.
 //!
 //! All decisions come from integers every worker adds up, so every worker
-//! takes the same ones, on any number of workers. Worker 0 receives each
-//! node's rank and place in URL order once (each worker ranks its URLs among
-//! all from the others' host prefixes, `algo::url_order`, so no URL moves),
-//! and each ordering's downloads once, to number the orders (O(nodes)
-//! integers, no links, no strings); it sends each download's rank back to
-//! the worker that holds the page, and every worker makes and writes the rows
-//! of its own pages, so the rows (a URL each) are built and written on all
-//! workers at once rather than one after another on worker 0. The single-page
-//! RankMass (Figure 5) needs the global maximum at every step, so it runs on
-//! worker 0 (`algo::rankmass::single_page`) when the graph has at most
-//! `rankmass.single_page_max_edges` edges, which worker 0 then receives.
+//! takes the same ones, on any number of workers.
+//!
+//! An ordering's downloads are numbered by a sort over all workers
+//! (`algo::sample_sort`), so that no worker holds every node: each worker
+//! sorts its downloads by the ordering's key (round, then `rm` at download
+//! for the windows, then the page's place in URL order: each worker ranks its
+//! URLs among all from the others' host prefixes, `algo::url_order`, so no URL
+//! moves), sends samples of the keys to all, and every download goes to the
+//! worker whose range of keys holds it. A worker's downloads then are a
+//! stretch of the order, which starts after the counts of the workers before
+//! it; it sends each download's rank back to the worker that holds the page,
+//! which makes and writes its row, and sends worker 0 the sums of the
+//! PageRank at the curve's points in its stretch. The best possible curve
+//! comes the same way from every node's PageRank, sorted once per snapshot
+//! from the largest. The single-page RankMass (Figure 5) needs the global
+//! maximum at every step, so it runs on worker 0
+//! (`algo::rankmass::single_page`) when the graph has at most
+//! `rankmass.single_page_max_edges` edges, which worker 0 then receives with
+//! its nodes.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::algo::pagerank::{trust_share, Damping};
 use crate::algo::rankmass::{
-    curve, downloads_to_actual, downloads_to_guarantee, level_units, single_page, start_mass,
-    target_units, Download, LargestSums,
+    checkpoints, curve, downloads_to_actual, downloads_to_guarantee, guaranteed_at, level_units,
+    single_page, start_mass, target_units, Download, LargestSums,
 };
+use crate::algo::sample_sort::{owner, samples, splitters};
 use crate::dataflow::in_lookup_blocks;
 use crate::dataflow::pagerank::{broadcast, Msg, Out, Part, Sums};
 use crate::dataflow::sink::SnapshotPart;
@@ -74,14 +83,150 @@ enum Stage {
     Ties,
     /// Waiting for a propagation pass.
     Pass,
-    /// An ordering is done; worker 0 waits for its downloads.
-    Collect,
-    /// Worker 0 has numbered the ordering; the workers wait for the ranks of
-    /// their downloads, and write its rows before the next ordering starts.
-    Rows,
-    /// Worker 0 has numbered every ordering; the workers wait for the ranks
-    /// of their downloads.
+    /// Every ordering is numbered; the workers wait for the ranks of the
+    /// single-page RankMass's downloads, if it ran.
     Done,
+}
+
+/// Where the sort that numbers an ordering stands (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// Waiting for every worker's samples of its keys.
+    Samples,
+    /// Waiting for the items in this worker's range of keys.
+    Route,
+    /// Waiting for every worker's count of items and sum of their PageRank.
+    Count,
+    /// Waiting for the ranks of this worker's downloads (and on worker 0 for
+    /// the curve's sums).
+    Place,
+}
+
+/// L-Neighbor's key.
+const L_NEIGHBOR: OrderingKey = OrderingKey {
+    algorithm: Algorithm::LNeighbor,
+    window_ppm: None,
+};
+
+/// What a round of a sort brought.
+#[derive(Default)]
+struct Sorting {
+    samples: Vec<(u128, u64)>,
+    routed: Vec<Keyed>,
+    counts: Vec<(u32, u64, u128)>,
+    curves: Vec<CurvePart>,
+}
+
+/// What a sort numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Job {
+    /// Every node, by PageRank from the largest: the best possible curve.
+    Largest,
+    /// An ordering's downloads, in its order.
+    Ordering(OrderingKey),
+}
+
+/// A download, or a node for the best possible curve, as the sort moves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Keyed {
+    /// The round that downloaded it (0 for a node).
+    pub round: u32,
+    /// Its page's place in URL order (`Part::url_rank`): the last tie-break.
+    pub url: u32,
+    /// The worker that holds the page, and the page's node there.
+    pub from: u32,
+    pub node: u32,
+    /// Its `rm` at download (for a node, its PageRank).
+    pub bound: u64,
+    /// Its PageRank.
+    pub rank: u64,
+}
+
+impl Keyed {
+    /// Its place in an order, as one integer: the round, then (`by_bound`)
+    /// the largest `rm` first, then the smallest URL. Keys are distinct, as
+    /// a node is downloaded once and its place in URL order is its own.
+    fn key(&self, by_bound: bool) -> u128 {
+        let bound = if by_bound { u64::MAX - self.bound } else { 0 };
+        (u128::from(self.round) << 96) | (u128::from(bound) << 32) | u128::from(self.url)
+    }
+}
+
+/// A sort under way.
+struct Numbering {
+    job: Job,
+    /// Whether the key orders by `rm` at download within a round (see
+    /// [`Keyed::key`]); L-Neighbor orders a round by URL alone.
+    by_bound: bool,
+    step: Step,
+    /// This worker's items in key order: its own until they are routed, then
+    /// its stretch of the global order.
+    items: Vec<Keyed>,
+    /// Items over all workers, once counted.
+    total: u64,
+}
+
+/// One worker's stretch of a global order, for the sums of its first `n`
+/// PageRanks.
+struct Stretch {
+    /// Items before it in the order, and the sum of their PageRank.
+    offset: u64,
+    base: u128,
+    /// Whether it ends the order (it is the last nonempty stretch).
+    ends: bool,
+}
+
+impl Stretch {
+    /// For each `n` of `at` (ascending) in `(offset, offset + len]`, the sum
+    /// of the first `n` PageRanks of the order (`rank(i)` is the stretch's
+    /// `i`th); the stretch that ends the order also answers for every larger
+    /// `n`, with the whole sum.
+    fn sums(&self, len: usize, rank: impl Fn(usize) -> u64, at: &[u64]) -> Vec<(u64, u128)> {
+        let mut out = Vec::new();
+        let (mut sum, mut done) = (self.base, 0usize);
+        for &n in at {
+            if n <= self.offset {
+                continue;
+            }
+            if n > self.offset + len as u64 && !self.ends {
+                break;
+            }
+            let upto = ((n - self.offset) as usize).min(len);
+            while done < upto {
+                sum += u128::from(rank(done));
+                done += 1;
+            }
+            out.push((n, sum));
+        }
+        out
+    }
+
+    /// The fewest items of the order whose PageRank sums to `level` (above
+    /// 0), if that many end in this stretch.
+    fn crossing(&self, len: usize, rank: impl Fn(usize) -> u64, level: u128) -> Option<u64> {
+        let mut sum = self.base;
+        if sum >= level {
+            return None;
+        }
+        for i in 0..len {
+            sum += u128::from(rank(i));
+            if sum >= level {
+                return Some(self.offset + i as u64 + 1);
+            }
+        }
+        None
+    }
+}
+
+/// A worker's part of an ordering's curve, for worker 0: the sums of the
+/// PageRank of the first `n` downloads (`actual`) and of the `n` largest
+/// (`optimal`) at the curve's points in its stretches, and where the
+/// downloads' PageRank reaches 0.98, if in its stretch.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurvePart {
+    pub actual: Vec<(u64, u128)>,
+    pub optimal: Vec<(u64, u128)>,
+    pub to_098_actual: Option<u64>,
 }
 
 /// One windowed ordering on one worker.
@@ -138,17 +283,20 @@ impl Run {
     }
 }
 
-/// What worker 0 keeps of a finished windowed ordering until its downloads
-/// arrive.
+/// What the workers keep of a finished windowed ordering while they number
+/// its downloads.
 struct Finished {
-    window: u32,
     progress: Vec<(u64, u128)>,
     rounds: u32,
     crm: u128,
     micros: u64,
+    /// `(node, round, rm at download)` of this worker's downloads.
+    log: Vec<(u32, u32, u64)>,
+    /// The orders to number them in, the next last.
+    keys: Vec<OrderingKey>,
 }
 
-/// Worker 0's copy of the nodes.
+/// Worker 0's copy of the nodes, for the single-page RankMass.
 #[derive(Default)]
 struct Gathered {
     /// Each node's rank in URL order, which breaks ties in the orders.
@@ -207,7 +355,13 @@ pub struct Orders {
     /// The sum of the trust vector's weights.
     trust_total: u128,
     run: Option<Run>,
-    finished: VecDeque<Finished>,
+    finished: Option<Finished>,
+    numbering: Option<Numbering>,
+    /// This worker's nodes' PageRank, for the sorts' items.
+    ranks: Vec<u64>,
+    /// This worker's stretch of every node's PageRank from the largest.
+    largest: Option<(Stretch, Vec<u64>)>,
+    /// Worker 0, for the single-page RankMass.
     gathered: Option<Gathered>,
     /// Worker 0: the graph for the single-page RankMass, until it runs.
     graphs: Vec<(u32, GraphPart)>,
@@ -266,7 +420,10 @@ impl Orders {
             values_max: params.selection_values_max,
             trust_total: 0,
             run: None,
-            finished: VecDeque::new(),
+            finished: None,
+            numbering: None,
+            ranks: Vec::new(),
+            largest: None,
             gathered: None,
             graphs: Vec::new(),
             acc: Vec::new(),
@@ -286,18 +443,19 @@ impl Orders {
     ) {
         self.trust_total = trust_total;
         self.single_page = edges <= max_edges;
-        self.finished.clear();
+        self.finished = None;
         self.gathered = None;
-        out.push(Out::Msg(Msg::Nodes {
-            to: 0,
-            from: self.index as u32,
-            nodes: Box::new(NodesPart {
-                url_rank: part.url_rank.clone(),
-                ranks: ranks.to_vec(),
-                trust: part.trust.clone(),
-            }),
-        }));
+        self.ranks = ranks.to_vec();
         if self.single_page {
+            out.push(Out::Msg(Msg::Nodes {
+                to: 0,
+                from: self.index as u32,
+                nodes: Box::new(NodesPart {
+                    url_rank: part.url_rank.clone(),
+                    ranks: ranks.to_vec(),
+                    trust: part.trust.clone(),
+                }),
+            }));
             out.push(Out::Msg(Msg::Graph {
                 to: 0,
                 from: self.index as u32,
@@ -316,7 +474,269 @@ impl Orders {
         self.queue = std::iter::once(FULL)
             .chain(self.windows.iter().copied().filter(|w| *w != FULL))
             .collect();
-        self.next_run(part, out);
+        // The largest PageRanks first; the orderings start once they are
+        // sorted.
+        self.start_numbering(part, Job::Largest, out);
+    }
+
+    /// Starts the sort of `job`'s items: sorts this worker's, and sends every
+    /// worker samples of their keys.
+    fn start_numbering(&mut self, part: &Part, job: Job, out: &mut Vec<Out>) {
+        let from = self.index as u32;
+        let ranks = &self.ranks;
+        let (mut items, by_bound): (Vec<Keyed>, bool) = match job {
+            Job::Largest => (
+                (0..ranks.len())
+                    .map(|i| Keyed {
+                        round: 0,
+                        url: part.url_rank[i],
+                        from,
+                        node: i as u32,
+                        bound: ranks[i],
+                        rank: ranks[i],
+                    })
+                    .collect(),
+                true,
+            ),
+            Job::Ordering(key) => {
+                let f = self.finished.as_mut().expect("an ordering finished");
+                let items = f
+                    .log
+                    .iter()
+                    .map(|&(node, round, bound)| Keyed {
+                        round,
+                        url: part.url_rank[node as usize],
+                        from,
+                        node,
+                        bound,
+                        rank: ranks[node as usize],
+                    })
+                    .collect();
+                // The last order to number the downloads in lets the log go.
+                if f.keys.is_empty() {
+                    f.log = Vec::new();
+                }
+                (items, key.algorithm != Algorithm::LNeighbor)
+            }
+        };
+        items.sort_unstable_by_key(|k| k.key(by_bound));
+        // Enough that no worker receives much more than its share (see
+        // `algo::sample_sort`), few enough that the samples stay small next
+        // to the items when there are many workers.
+        let count = (4 * self.peers).clamp(64, 1024);
+        let keys = samples(items.len(), |i| items[i].key(by_bound), count);
+        broadcast(self.peers, out, |to| Msg::Samples {
+            to,
+            samples: keys.clone(),
+        });
+        self.numbering = Some(Numbering {
+            job,
+            by_bound,
+            step: Step::Samples,
+            items,
+            total: 0,
+        });
+    }
+
+    /// A round of the sort under way.
+    fn on_numbering(&mut self, part: &Part, got: Sorting, out: &mut Vec<Out>) {
+        let (index, peers) = (self.index, self.peers);
+        let n = self.numbering.as_mut().expect("a sort is under way");
+        let by_bound = n.by_bound;
+        match n.step {
+            Step::Samples => {
+                let cut = splitters(got.samples, peers);
+                let items = std::mem::take(&mut n.items);
+                // Each worker's range of keys is a run of the sorted items.
+                let mut start = 0;
+                let runs: Vec<(usize, std::ops::Range<usize>)> = (0..peers)
+                    .map(|w| {
+                        let end = items.partition_point(|k| owner(&cut, &k.key(by_bound)) <= w);
+                        let run = start..end;
+                        start = end;
+                        (w, run)
+                    })
+                    .filter(|(_, run)| !run.is_empty())
+                    .collect();
+                if let [(w, _)] = runs[..] {
+                    // All to one worker (always so with one): moved, not copied.
+                    out.push(Out::Msg(Msg::Route {
+                        to: w as u64,
+                        items,
+                    }));
+                } else {
+                    for (w, run) in runs {
+                        out.push(Out::Msg(Msg::Route {
+                            to: w as u64,
+                            items: items[run].to_vec(),
+                        }));
+                    }
+                }
+                n.step = Step::Route;
+            }
+            Step::Route => {
+                let mut items = got.routed;
+                items.sort_unstable_by_key(|k| k.key(by_bound));
+                let sum: u128 = items.iter().map(|k| u128::from(k.rank)).sum();
+                let count = items.len() as u64;
+                broadcast(peers, out, |to| Msg::Count {
+                    to,
+                    from: index as u32,
+                    count,
+                    sum: Box::new(sum),
+                });
+                n.items = items;
+                n.step = Step::Count;
+            }
+            Step::Count => {
+                let (mut offset, mut base, mut total) = (0u64, 0u128, 0u64);
+                for (from, count, sum) in got.counts {
+                    if (from as usize) < index {
+                        offset += count;
+                        base += sum;
+                    }
+                    total += count;
+                }
+                let items = std::mem::take(&mut n.items);
+                let stretch = Stretch {
+                    offset,
+                    base,
+                    ends: !items.is_empty() && offset + items.len() as u64 == total,
+                };
+                n.total = total;
+                match n.job {
+                    Job::Largest => {
+                        self.numbering = None;
+                        let ranks = items.iter().map(|k| k.rank).collect();
+                        self.largest = Some((stretch, ranks));
+                        crate::memory::trace(|| {
+                            format!("worker {index}: largest PageRanks sorted")
+                        });
+                        self.next_run(part, out);
+                    }
+                    Job::Ordering(key) => {
+                        n.step = Step::Place;
+                        self.place(key, total, &stretch, &items, out);
+                    }
+                }
+            }
+            Step::Place => {
+                let (job, total) = (n.job, n.total);
+                self.numbering = None;
+                let Job::Ordering(key) = job else {
+                    unreachable!("the largest PageRanks are not placed")
+                };
+                if index == 0 {
+                    self.emit_curve(key, total, got.curves, out);
+                }
+                crate::memory::trace(|| format!("worker {index}: ordering {key:?} numbered"));
+                let f = self.finished.as_mut().expect("an ordering finished");
+                match f.keys.pop() {
+                    Some(next) => self.start_numbering(part, Job::Ordering(next), out),
+                    None => {
+                        self.finished = None;
+                        self.after_ordering(part, out);
+                    }
+                }
+            }
+        }
+    }
+
+    /// An ordering's downloads in this worker's stretch of its order: their
+    /// ranks to the workers that hold their pages, and the curve's sums in
+    /// the stretch to worker 0.
+    fn place(
+        &mut self,
+        key: OrderingKey,
+        total: u64,
+        stretch: &Stretch,
+        items: &[Keyed],
+        out: &mut Vec<Out>,
+    ) {
+        let downloads = items
+            .iter()
+            .map(|k| (k.from as usize, k.node, k.round, k.bound));
+        send_ranks(self.peers, key, stretch.offset, downloads, out);
+        let at = checkpoints(total);
+        let rank = |i: usize| items[i].rank;
+        let mut part = CurvePart {
+            actual: stretch.sums(items.len(), rank, &at),
+            to_098_actual: stretch.crossing(items.len(), rank, level_units(0.98)),
+            ..CurvePart::default()
+        };
+        if let Some((s, ranks)) = &self.largest {
+            part.optimal = s.sums(ranks.len(), |i| ranks[i], &at);
+        }
+        if part != CurvePart::default() {
+            out.push(Out::Msg(Msg::Curve {
+                to: 0,
+                part: Box::new(part),
+            }));
+        }
+    }
+
+    /// Worker 0: an ordering's curve and summary rows, from the workers' sums.
+    fn emit_curve(
+        &mut self,
+        key: OrderingKey,
+        total: u64,
+        parts: Vec<CurvePart>,
+        out: &mut Vec<Out>,
+    ) {
+        let f = self.finished.as_ref().expect("an ordering finished");
+        let (mut actual, mut optimal) = (BTreeMap::new(), BTreeMap::new());
+        let mut to_098_actual = None;
+        for p in parts {
+            actual.extend(p.actual);
+            optimal.extend(p.optimal);
+            to_098_actual = to_098_actual.or(p.to_098_actual);
+        }
+        let sum_at = |sums: &BTreeMap<u64, u128>, n: u64| match n {
+            0 => 0,
+            n => *sums.get(&n).expect("a worker's stretch holds every point"),
+        };
+        for n in checkpoints(total) {
+            out.push(Out::Curve(Box::new(RankmassCurveRow {
+                key,
+                downloads: n as i64,
+                guaranteed: guaranteed_at(&f.progress, n),
+                actual: sum_at(&actual, n),
+                optimal: sum_at(&optimal, n),
+            })));
+        }
+        let level = level_units(0.98);
+        if level == 0 {
+            to_098_actual = Some(0);
+        }
+        out.push(Out::Summary(Box::new(RankmassSummaryRow {
+            key,
+            to_098_guaranteed: downloads_to_guarantee(&f.progress, level).map(|n| n as i64),
+            to_098_actual: to_098_actual.map(|n| n as i64),
+            rounds: i64::from(f.rounds),
+            micros: f.micros,
+            final_guaranteed: f.crm,
+            downloads: total as i64,
+        })));
+    }
+
+    /// After an ordering is numbered: the next one, or the single-page
+    /// RankMass and the end of the snapshot's orderings.
+    fn after_ordering(&mut self, part: &Part, out: &mut Vec<Out>) {
+        if !self.queue.is_empty() {
+            self.next_run(part, out);
+            return;
+        }
+        // Last, so that it does not hold up the windowed ones' rounds (and
+        // their times).
+        let graphs = std::mem::take(&mut self.graphs);
+        if self.single_page && !graphs.is_empty() {
+            self.run_single_page(graphs, out);
+        }
+        self.gathered = None;
+        self.run = Some(Run {
+            stage: Stage::Done,
+            ..self.empty_run(FULL)
+        });
     }
 
     fn next_run(&mut self, part: &Part, out: &mut Vec<Out>) {
@@ -482,7 +902,8 @@ impl Orders {
         let mut values: Vec<(u64, u32)> = Vec::new();
         let mut nodes = Vec::new();
         let mut graphs = Vec::new();
-        let mut logs = Vec::new();
+        let mut got = Sorting::default();
+        let mut placed = Vec::new();
         for m in rest {
             match m {
                 Msg::Hist {
@@ -501,47 +922,42 @@ impl Orders {
                 Msg::Values { values: v, .. } => values.extend(v),
                 Msg::Nodes { from, nodes: n, .. } => nodes.push((from, *n)),
                 Msg::Graph { from, graph, .. } => graphs.push((from, *graph)),
-                Msg::Log {
-                    from, downloads, ..
-                } => logs.push((from, downloads)),
-                // Written at once and let go: waiting for the end of the
-                // snapshot, every ordering's placed downloads were held
-                // together (155 MB on bench snapshot 9, 1 worker). No
-                // ordering is under way in this round (`Stage::Rows`), so
-                // the writing counts in no ordering's time.
-                Msg::Rows { key, placed, .. } => rows.write(part, key, &placed),
+                Msg::Samples { samples, .. } => got.samples.extend(samples),
+                Msg::Route { items, .. } => {
+                    if got.routed.is_empty() {
+                        got.routed = items;
+                    } else {
+                        got.routed.extend(items);
+                    }
+                }
+                Msg::Count {
+                    from, count, sum, ..
+                } => got.counts.push((from, count, *sum)),
+                Msg::Curve { part, .. } => got.curves.push(*part),
+                Msg::Rows { key, placed: p, .. } => placed.push((key, p)),
                 _ => {}
             }
+        }
+        // Written at once and let go: waiting for the end of the snapshot,
+        // every ordering's placed downloads were held together (155 MB on
+        // bench snapshot 9, 1 worker). No ordering is under way in this
+        // round, so the writing counts in no ordering's time. Each worker's
+        // stretch of the order is a run of ranks: in rank order.
+        placed.sort_unstable_by_key(|(key, p)| (*key, p.first().map(|p| p.rank)));
+        for (key, p) in placed {
+            rows.write(part, key, &p);
         }
         if !nodes.is_empty() {
             self.gather(nodes);
         }
         self.graphs.extend(graphs);
-        if !logs.is_empty() {
-            self.emit_windowed(logs, out);
+        if self.numbering.is_some() {
+            self.on_numbering(part, got, out);
+            return false;
         }
-        let stage = self.run().stage;
-        if matches!(stage, Stage::Collect | Stage::Rows) {
-            let window = self.run().window;
-            crate::memory::trace(|| format!("ordering of window {window}: {stage:?}"));
-        }
-        match stage {
-            Stage::Collect if !self.queue.is_empty() => self.run().stage = Stage::Rows,
-            Stage::Collect => {
-                // Last, so that it does not hold up the windowed ones' rounds
-                // (and their times).
-                let graphs = std::mem::take(&mut self.graphs);
-                if self.single_page && !graphs.is_empty() {
-                    self.run_single_page(graphs, out);
-                }
-                // Every ordering is numbered: worker 0 needs the nodes no more.
-                self.gathered = None;
-                self.run().stage = Stage::Done;
-            }
-            // This round brought the ranks of the last ordering's downloads,
-            // written above.
-            Stage::Rows => self.next_run(part, out),
-            // This round brought the ranks of the last orderings.
+        match self.run().stage {
+            // This round brought the ranks of the single-page ordering's
+            // downloads, if it ran.
             Stage::Done => {
                 // The snapshot's orderings are over. What the last one kept,
                 // and the pass's sums, would otherwise wait through the next
@@ -549,6 +965,8 @@ impl Orders {
                 // peaks (`start` makes them anew).
                 self.run = None;
                 self.acc = Vec::new();
+                self.ranks = Vec::new();
+                self.largest = None;
                 return true;
             }
             Stage::Fine => self.on_fine(part, hist, out),
@@ -742,26 +1160,30 @@ impl Orders {
             self.begin_round(part, out);
             return;
         }
-        let run = self.run.take().expect("an ordering is under way");
-        out.push(Out::Msg(Msg::Log {
-            to: 0,
-            from: self.index as u32,
-            downloads: run.log,
-        }));
-        if self.index == 0 {
-            self.finished.push_back(Finished {
-                window: run.window,
-                progress: run.progress,
-                rounds: run.round,
-                crm: run.crm,
-                micros: run.started.elapsed().as_micros() as u64,
-            });
-        }
         // The next ordering starts once this one's rows are written.
-        self.run = Some(Run {
-            stage: Stage::Collect,
-            ..self.empty_run(run.window)
-        });
+        let run = self.run.take().expect("an ordering is under way");
+        let windowed = |w| OrderingKey {
+            algorithm: Algorithm::Windowed,
+            window_ppm: Some(w),
+        };
+        // Numbered from the last: L-Neighbor first, as it is the 100% window's
+        // own order by level, then the 100% window if it was asked for.
+        let keys = match run.window {
+            FULL if self.windows.contains(&FULL) => vec![windowed(FULL), L_NEIGHBOR],
+            FULL => vec![L_NEIGHBOR],
+            w => vec![windowed(w)],
+        };
+        let mut f = Finished {
+            progress: run.progress,
+            rounds: run.round,
+            crm: run.crm,
+            micros: run.started.elapsed().as_micros() as u64,
+            log: run.log,
+            keys,
+        };
+        let first = f.keys.pop().expect("an ordering has a key");
+        self.finished = Some(f);
+        self.start_numbering(part, Job::Ordering(first), out);
     }
 
     /// Worker 0: every worker's nodes, numbered by worker, then position.
@@ -823,53 +1245,9 @@ impl Orders {
         self.emit(key, &o.downloads, &o.progress, o.rounds, o.crm, micros, out);
     }
 
-    /// Worker 0: the rows of the windowed ordering whose downloads arrived.
-    fn emit_windowed(&mut self, logs: Vec<(u32, Vec<(u32, u32, u64)>)>, out: &mut Vec<Out>) {
-        let f = self
-            .finished
-            .pop_front()
-            .expect("downloads arrive after their ordering finished");
-        let g = self.gathered.as_ref().expect("nodes arrive first");
-        let mut downloads: Vec<Download> = logs
-            .into_iter()
-            .flat_map(|(from, log)| {
-                let base = g.base[from as usize];
-                log.into_iter().map(move |(i, round, bound)| Download {
-                    node: base + i,
-                    round,
-                    bound,
-                })
-            })
-            .collect();
-        let url = |d: &Download| g.url_rank[d.node as usize];
-        if f.window == FULL {
-            // L-Neighbor: by level, a level in URL order.
-            downloads.sort_unstable_by_key(|d| (d.round, url(d)));
-            let key = OrderingKey {
-                algorithm: Algorithm::LNeighbor,
-                window_ppm: None,
-            };
-            self.emit(key, &downloads, &f.progress, f.rounds, f.crm, f.micros, out);
-            // The 100% window orders the same downloads its own way (sorted
-            // again below rather than copied: a copy was 80 MB at the run's
-            // peak on bench snapshot 9).
-            if !self.windows.contains(&FULL) {
-                return;
-            }
-        }
-        let g = self.gathered.as_ref().expect("nodes arrive first");
-        let url = |d: &Download| g.url_rank[d.node as usize];
-        downloads.sort_unstable_by_key(|d| (d.round, std::cmp::Reverse(d.bound), url(d)));
-        let key = OrderingKey {
-            algorithm: Algorithm::Windowed,
-            window_ppm: Some(f.window),
-        };
-        self.emit(key, &downloads, &f.progress, f.rounds, f.crm, f.micros, out);
-    }
-
-    /// Worker 0: an ordering's curve and summary rows, and each download's
-    /// rank sent to its page's worker, which writes its `rankmass_order` row
-    /// (see [`OrderRows`]).
+    /// Worker 0: the single-page ordering's curve and summary rows, and each
+    /// download's rank sent to its page's worker, which writes its
+    /// `rankmass_order` row (see [`OrderRows`]).
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
@@ -906,31 +1284,46 @@ impl Orders {
         // Workers without nodes share their base with the next one, so a
         // node's owner is the last worker whose nodes start at or before it.
         let owner = |d: &Download| g.base.partition_point(|&b| b <= d.node) - 1;
-        // Sized exactly: these are the run's largest vectors at its peak
-        // (4M downloads of 24 bytes on bench snapshot 9), and doubling left up
-        // to half of them unused.
-        let mut sizes = vec![0usize; self.peers];
-        for d in downloads {
-            sizes[owner(d)] += 1;
-        }
-        let mut placed: Vec<Vec<Placed>> = sizes.into_iter().map(Vec::with_capacity).collect();
-        for (k, d) in downloads.iter().enumerate() {
+        let placed = downloads.iter().map(|d| {
             let w = owner(d);
-            placed[w].push(Placed {
-                node: d.node - g.base[w],
-                rank: k as u64 + 1,
-                round: d.round,
-                bound: d.bound,
-            });
-        }
-        for (w, placed) in placed.into_iter().enumerate() {
-            if !placed.is_empty() {
-                out.push(Out::Msg(Msg::Rows {
-                    to: w as u64,
-                    key,
-                    placed,
-                }));
-            }
+            (w, d.node - g.base[w], d.round, d.bound)
+        });
+        send_ranks(self.peers, key, 0, placed, out);
+    }
+}
+
+/// Sends each of an ordering's downloads, `(worker, node there, round, rm at
+/// download)` in rank order from `before + 1`, to the worker that holds its
+/// page, one message per worker, for its `rankmass_order` row.
+fn send_ranks(
+    peers: usize,
+    key: OrderingKey,
+    before: u64,
+    downloads: impl Iterator<Item = (usize, u32, u32, u64)> + Clone,
+    out: &mut Vec<Out>,
+) {
+    // Sized exactly: with one worker they hold every download (1.4M of 24
+    // bytes on bench snapshot 9), and doubling left up to half unused.
+    let mut sizes = vec![0usize; peers];
+    for (w, ..) in downloads.clone() {
+        sizes[w] += 1;
+    }
+    let mut placed: Vec<Vec<Placed>> = sizes.into_iter().map(Vec::with_capacity).collect();
+    for (k, (w, node, round, bound)) in downloads.enumerate() {
+        placed[w].push(Placed {
+            node,
+            rank: before + k as u64 + 1,
+            round,
+            bound,
+        });
+    }
+    for (w, placed) in placed.into_iter().enumerate() {
+        if !placed.is_empty() {
+            out.push(Out::Msg(Msg::Rows {
+                to: w as u64,
+                key,
+                placed,
+            }));
         }
     }
 }
