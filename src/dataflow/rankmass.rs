@@ -1365,6 +1365,62 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
+    /// An order cut into random stretches, some empty: the stretches' sums at
+    /// the curve's points and the crossing of a level, put together as worker
+    /// 0 does, are the whole order's prefix sums and `downloads_to_actual`.
+    #[test]
+    fn stretches_answer_for_the_whole_order() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(9);
+        for case in 0..500 {
+            let n = rng.random_range(0..200usize);
+            let ranks: Vec<u64> = (0..n)
+                .map(|_| rng.random::<u64>() >> rng.random_range(8..64))
+                .collect();
+            let mut cuts: Vec<usize> = (0..rng.random_range(0..6))
+                .map(|_| rng.random_range(0..=n))
+                .collect();
+            cuts.extend([0, n]);
+            cuts.sort_unstable();
+            let whole: u128 = ranks.iter().map(|&r| u128::from(r)).sum();
+            let level = match rng.random_range(0..3) {
+                0 => whole + 1,
+                _ => rng.random_range(1..=whole.max(1)),
+            };
+            // Points past the end too, as the largest PageRanks' stretch
+            // answers for them (an ordering has no more downloads than the
+            // graph has nodes, so never past the end of none).
+            let past = if n > 0 { rng.random_range(0..3) } else { 0 };
+            let at: Vec<u64> = checkpoints(n as u64 + past);
+            let (mut sums, mut crossings) = (BTreeMap::new(), Vec::new());
+            let last = cuts.windows(2).rposition(|w| w[0] < w[1]);
+            for (k, w) in cuts.windows(2).enumerate() {
+                let part = &ranks[w[0]..w[1]];
+                let stretch = Stretch {
+                    offset: w[0] as u64,
+                    base: ranks[..w[0]].iter().map(|&r| u128::from(r)).sum(),
+                    ends: Some(k) == last,
+                };
+                for (p, sum) in stretch.sums(part.len(), |i| part[i], &at) {
+                    assert!(sums.insert(p, sum).is_none(), "case {case}: {p} twice");
+                }
+                crossings.extend(stretch.crossing(part.len(), |i| part[i], level));
+            }
+            for &p in at.iter().filter(|&&p| p > 0) {
+                let want: u128 = ranks[..(p as usize).min(n)]
+                    .iter()
+                    .map(|&r| u128::from(r))
+                    .sum();
+                assert_eq!(sums.get(&p), Some(&want), "case {case}: point {p}");
+            }
+            assert!(crossings.len() <= 1, "case {case}");
+            assert_eq!(
+                crossings.first().copied(),
+                downloads_to_actual(&ranks, level),
+                "case {case}"
+            );
+        }
+    }
+
     /// Buckets never put a larger value below a smaller one, and a bucket's
     /// values share their highest set bit and the `FINE_BITS` bits below it.
     #[test]
