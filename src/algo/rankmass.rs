@@ -286,10 +286,11 @@ pub fn guaranteed_at(progress: &[(u64, u128)], n: u64) -> u128 {
 /// possible curve.
 ///
 /// It keeps the ranks sorted from the largest (8 bytes a node) and their sums
-/// at the powers of two, where a curve asks for most of its points; the
-/// prefix sum of every `n` was 16 bytes a node, held on worker 0 for every
-/// node of the graph while the orderings ran (BENCHMARKS.md, "Past this
-/// machine").
+/// at the powers of two, where a curve asks for most of its points, rather
+/// than the prefix sum of every `n` (16 bytes a node). Worker 0 holds one for
+/// the single-page RankMass's curve, on graphs small enough for it; the
+/// windowed orderings' curves take their sums from every worker's stretch of
+/// the sorted ranks (`dataflow::rankmass`).
 #[derive(Clone, Debug, Default)]
 pub struct LargestSums {
     /// The ranks, from the largest.

@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 use crate::algo::pagerank::{trust_share, Damping};
 use crate::algo::rankmass::{
     checkpoints, curve, downloads_to_actual, downloads_to_guarantee, guaranteed_at, level_units,
-    single_page, start_mass, target_units, Download, LargestSums,
+    single_page, start_mass, target_units, CurvePoint, Download, LargestSums,
 };
 use crate::algo::sample_sort::{owner, samples, splitters};
 use crate::dataflow::in_lookup_blocks;
@@ -695,28 +695,18 @@ impl Orders {
             0 => 0,
             n => *sums.get(&n).expect("a worker's stretch holds every point"),
         };
-        for n in checkpoints(total) {
-            out.push(Out::Curve(Box::new(RankmassCurveRow {
-                key,
-                downloads: n as i64,
-                guaranteed: guaranteed_at(&f.progress, n),
-                actual: sum_at(&actual, n),
-                optimal: sum_at(&optimal, n),
-            })));
-        }
-        let level = level_units(0.98);
-        if level == 0 {
+        let points = checkpoints(total).into_iter().map(|n| CurvePoint {
+            downloads: n,
+            guaranteed: guaranteed_at(&f.progress, n),
+            actual: sum_at(&actual, n),
+            optimal: sum_at(&optimal, n),
+        });
+        if level_units(0.98) == 0 {
             to_098_actual = Some(0);
         }
-        out.push(Out::Summary(Box::new(RankmassSummaryRow {
-            key,
-            to_098_guaranteed: downloads_to_guarantee(&f.progress, level).map(|n| n as i64),
-            to_098_actual: to_098_actual.map(|n| n as i64),
-            rounds: i64::from(f.rounds),
-            micros: f.micros,
-            final_guaranteed: f.crm,
-            downloads: total as i64,
-        })));
+        let (rounds, crm, micros) = (f.rounds, f.crm, f.micros);
+        let done = (rounds, crm, micros, total);
+        push_curve_rows(key, points, &f.progress, to_098_actual, done, out);
     }
 
     /// After an ordering is numbered: the next one, or the single-page
@@ -1261,25 +1251,10 @@ impl Orders {
     ) {
         let g = self.gathered.as_ref().expect("nodes arrive first");
         let ranks: Vec<u64> = downloads.iter().map(|d| g.ranks[d.node as usize]).collect();
-        for p in curve(&ranks, progress, &g.best) {
-            out.push(Out::Curve(Box::new(RankmassCurveRow {
-                key,
-                downloads: p.downloads as i64,
-                guaranteed: p.guaranteed,
-                actual: p.actual,
-                optimal: p.optimal,
-            })));
-        }
-        let level = level_units(0.98);
-        out.push(Out::Summary(Box::new(RankmassSummaryRow {
-            key,
-            to_098_guaranteed: downloads_to_guarantee(progress, level).map(|n| n as i64),
-            to_098_actual: downloads_to_actual(&ranks, level).map(|n| n as i64),
-            rounds: i64::from(rounds),
-            micros,
-            final_guaranteed: crm,
-            downloads: downloads.len() as i64,
-        })));
+        let points = curve(&ranks, progress, &g.best);
+        let to_098_actual = downloads_to_actual(&ranks, level_units(0.98));
+        let done = (rounds, crm, micros, downloads.len() as u64);
+        push_curve_rows(key, points, progress, to_098_actual, done, out);
         drop(ranks);
         // Workers without nodes share their base with the next one, so a
         // node's owner is the last worker whose nodes start at or before it.
@@ -1290,6 +1265,37 @@ impl Orders {
         });
         send_ranks(self.peers, key, 0, placed, out);
     }
+}
+
+/// Worker 0: an ordering's curve rows at `points`, and its summary row, with
+/// `done` its rounds, final guarantee, time and downloads.
+fn push_curve_rows(
+    key: OrderingKey,
+    points: impl IntoIterator<Item = CurvePoint>,
+    progress: &[(u64, u128)],
+    to_098_actual: Option<u64>,
+    (rounds, crm, micros, downloads): (u32, u128, u64, u64),
+    out: &mut Vec<Out>,
+) {
+    for p in points {
+        out.push(Out::Curve(Box::new(RankmassCurveRow {
+            key,
+            downloads: p.downloads as i64,
+            guaranteed: p.guaranteed,
+            actual: p.actual,
+            optimal: p.optimal,
+        })));
+    }
+    let level = level_units(0.98);
+    out.push(Out::Summary(Box::new(RankmassSummaryRow {
+        key,
+        to_098_guaranteed: downloads_to_guarantee(progress, level).map(|n| n as i64),
+        to_098_actual: to_098_actual.map(|n| n as i64),
+        rounds: i64::from(rounds),
+        micros,
+        final_guaranteed: crm,
+        downloads: downloads as i64,
+    })));
 }
 
 /// Sends each of an ordering's downloads, `(worker, node there, round, rm at
