@@ -265,10 +265,10 @@ impl Batch {
 #[derive(Default)]
 pub struct Ledger {
     pages: IdMap<PageId, PageState>,
-    /// How many of `pages`' first entries are in the byte order of their
-    /// URLs: those a restore read back (a state lists its pages so), before
-    /// the pages that snapshots since added.
-    url_sorted: usize,
+    /// How many of `pages`' first entries are in the `pages` table's order
+    /// ([`Self::table_order`]): those a restore read back (a state lists its
+    /// pages so), before the pages that snapshots since added.
+    table_sorted: usize,
     /// The pages' URLs (a page's state holds where its URL is).
     urls: UrlArena,
     /// Pages read back from the state, moved into `pages` at once when the
@@ -647,12 +647,13 @@ impl Ledger {
             self.pages.reserve(restoring.len());
             self.pages.extend(restoring);
         }
-        // A state written before its pages were listed by URL, or routed
-        // from another number of workers, is in order for a prefix only.
-        let urls = &self.urls;
+        // A state written before its pages were listed in the table's
+        // order, or routed from another number of workers, is in order for
+        // a prefix only.
+        let key = |st: &'_ PageState| (st.first_seen(), self.urls.bytes(&st.url));
         let ordered = self.pages.values().zip(self.pages.values().skip(1));
-        let ordered = ordered.take_while(|(a, b)| urls.bytes(&a.url) < urls.bytes(&b.url));
-        self.url_sorted = (ordered.count() + 1).min(self.pages.len());
+        let ordered = ordered.take_while(|(a, b)| key(a) < key(b));
+        self.table_sorted = (ordered.count() + 1).min(self.pages.len());
         if let Some(book) = self.change.as_mut() {
             let hosts = &self.hosts;
             let counts = book.restored(&self.pages, &self.urls, &|h| hosts[&h].name.clone());
@@ -1311,13 +1312,13 @@ impl Ledger {
     }
 
     /// The state records that let a later run continue from here, the pages
-    /// in `order` (that of [`Self::url_order`]).
+    /// in `order` (that of [`Self::table_order`]).
     pub fn state_records<'a>(&'a self, order: &'a [u32]) -> impl Iterator<Item = StateRecord> + 'a {
         let hosts = self
             .hosts
             .iter()
             .map(|(h, s)| StateRecord::Host(*h, s.clone()));
-        // Runs of one host's pages, front-coded in URL order (`PageRun`).
+        // Runs of one host's pages, front-coded in the table's order (`PageRun`).
         let mut rest = order.iter().map(|&i| self.pages.at(i as usize)).peekable();
         let pages = std::iter::from_fn(move || {
             let &(_, first) = rest.peek()?;
@@ -1340,21 +1341,41 @@ impl Ledger {
     }
 
     /// The positions of the known pages (in the order of [`Self::pages`]) in
-    /// the byte order of their URLs, the order of the `pages` table and of
-    /// the state. A restored ledger's first pages are in that order already
-    /// (the state lists them so), so only the pages new since are sorted,
-    /// and merged in: sorting all 1M pages' URLs was a fifth of writing the
-    /// state and the table on bench snapshot 9.
-    pub fn url_order(&self) -> Vec<u32> {
+    /// the order of the `pages` table and of the state: by the snapshot
+    /// that first knew them, then by the bytes of their URLs.
+    ///
+    /// A restored ledger's first pages are in that order already (the state
+    /// lists them so), and the pages known since came after all of them, so
+    /// only those are sorted and they follow: the rows of the last `pages`
+    /// table keep their places, which lets its writer copy the columns that
+    /// cannot change ([`crate::output::pages_table`]). In plain URL order
+    /// the new pages were merged in among the old, and every column was
+    /// encoded anew every run.
+    pub fn table_order(&self) -> Vec<u32> {
         let n = self.pages.len();
-        let url = |i: usize| self.urls.bytes(&self.pages.at(i).1.url);
-        let k = self.url_sorted.min(n);
-        let mut added = crate::str_sort::order_by_bytes(n - k, |i| url(k + i));
-        if k == 0 {
-            return added;
+        let k = self.table_sorted.min(n);
+        let first_seen = |i: usize| self.pages.at(i).1.first_seen();
+        let after = k == 0 || (k..n).all(|i| first_seen(i) > first_seen(k - 1));
+        let start = if after { k } else { 0 };
+        let mut order: Vec<u32> = (0..start as u32).collect();
+        order.extend(self.order_by_first_seen_and_url(start..n));
+        order
+    }
+
+    /// The positions `range` by the snapshot that first knew their pages,
+    /// then by the bytes of their URLs.
+    fn order_by_first_seen_and_url(&self, range: std::ops::Range<usize>) -> Vec<u32> {
+        let mut by_seen: Vec<(Seq, u32)> = range
+            .map(|i| (self.pages.at(i).1.first_seen(), i as u32))
+            .collect();
+        by_seen.sort_unstable();
+        let url = |i: u32| self.urls.bytes(&self.pages.at(i as usize).1.url);
+        let mut order = Vec::with_capacity(by_seen.len());
+        for group in by_seen.chunk_by(|a, b| a.0 == b.0) {
+            let by_url = crate::str_sort::order_by_bytes(group.len(), |j| url(group[j].1));
+            order.extend(by_url.into_iter().map(|j| group[j as usize].1));
         }
-        added.iter_mut().for_each(|i| *i += k as u32);
-        crate::str_sort::merge_added(k, &added, url)
+        order
     }
 
     /// The state, URL (its bytes, which its caller checks as text a block of
@@ -1640,7 +1661,7 @@ mod tests {
                 first.advance(&m, recs).unwrap();
             }
             // A new ledger from the persisted records, as the next run builds it.
-            let order = first.url_order();
+            let order = first.table_order();
             let state: Vec<StateRecord> = first.state_records(&order).collect();
             assert!(state.iter().any(|r| matches!(r, StateRecord::Pages(_))));
             assert!(state.iter().any(|r| matches!(r, StateRecord::Links(_))));
@@ -1680,15 +1701,17 @@ mod tests {
         }
     }
 
-    /// The pages' URL order, with a whole run's pages in the order they came
-    /// and with a restored run's (in URL order, then the new ones): both
-    /// the order a sort of the URLs gives; a state lists its pages in it.
+    /// The `pages` table's order, with a whole run's pages in the order
+    /// they came and with a restored run's (in the table's order, then the
+    /// new ones): both the order a sort by first snapshot and URL gives; a
+    /// state lists its pages in it, and a restored run keeps the restored
+    /// pages first.
     #[test]
-    fn url_order_is_the_byte_order_of_the_urls() {
+    fn table_order_is_by_first_snapshot_then_url() {
         let by_sort = |l: &Ledger| {
-            let urls: Vec<&str> = l.pages().map(|(_, u, _)| u).collect();
-            let mut order: Vec<u32> = (0..urls.len() as u32).collect();
-            order.sort_by_key(|&i| urls[i as usize]);
+            let keys: Vec<(Seq, &str)> = l.pages().map(|(s, u, _)| (s.first_seen(), u)).collect();
+            let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+            order.sort_by_key(|&i| keys[i as usize]);
             order
         };
         // Pages that come out of URL order, new ones in every snapshot.
@@ -1722,29 +1745,35 @@ mod tests {
                 by_sort(&first),
                 (0..first.pages.len() as u32).collect::<Vec<_>>()
             );
-            assert_eq!(first.url_order(), by_sort(&first), "split {split}");
-            let order = first.url_order();
+            assert_eq!(first.table_order(), by_sort(&first), "split {split}");
+            let order = first.table_order();
             let state: Vec<StateRecord> = first.state_records(&order).collect();
             let mut second = Ledger::default();
             second.restore(snaps[split - 1].0.seq, state);
-            assert_eq!(second.url_sorted, second.pages.len(), "split {split}");
+            assert_eq!(second.table_sorted, second.pages.len(), "split {split}");
             assert!(second.pages.len() > 1);
+            let kept = second.pages.len();
             for (m, recs) in snaps[split..].iter().cloned() {
                 second.advance(&m, recs).unwrap();
             }
-            assert_eq!(second.url_order(), by_sort(&second), "split {split}");
+            let order = second.table_order();
+            assert_eq!(order, by_sort(&second), "split {split}");
+            assert!(order[..kept]
+                .iter()
+                .enumerate()
+                .all(|(i, &p)| i == p as usize));
         }
         // A state whose pages are out of order is in order for a prefix.
         let mut l = Ledger::default();
         for (m, recs) in snaps.iter().cloned() {
             l.advance(&m, recs).unwrap();
         }
-        let mut order = l.url_order();
+        let mut order = l.table_order();
         order.swap(1, 2);
         let mut restored = Ledger::default();
         restored.restore(9, l.state_records(&order).collect());
-        assert_eq!(restored.url_sorted, 2);
-        assert_eq!(restored.url_order(), by_sort(&restored));
+        assert_eq!(restored.table_sorted, 2);
+        assert_eq!(restored.table_order(), by_sort(&restored));
     }
 
     /// The graph PageRank reads: the known pages and the link sources (a
@@ -1917,7 +1946,7 @@ mod tests {
             l.advance(&meta(0, false), s0.clone()).unwrap();
             let mut updates = l.advance(&meta(1, false), s1).unwrap();
             updates.sort_by_key(|u| format!("{u:?}"));
-            let order = l.url_order();
+            let order = l.table_order();
             let state: Vec<String> = l.state_records(&order).map(|r| format!("{r:?}")).collect();
             (updates, state, l.odd.duplicate_pages)
         };
@@ -1972,7 +2001,7 @@ mod tests {
         assert_eq!((l.batch_sizes().mentions, l.batch_sizes().seen), (0, 4));
 
         let mut restored = Ledger::default();
-        restored.restore(1, l.state_records(&l.url_order()).collect());
+        restored.restore(1, l.state_records(&l.table_order()).collect());
         let sizes = restored.batch_sizes();
         assert_eq!(
             (
@@ -1990,7 +2019,7 @@ mod tests {
         let mut first = Ledger::default();
         first.advance(&meta(0, false), records_0).unwrap();
         let mut restored = Ledger::default();
-        restored.restore(0, first.state_records(&first.url_order()).collect());
+        restored.restore(0, first.state_records(&first.table_order()).collect());
         let sizes = restored.batch_sizes();
         assert_eq!(
             (
@@ -2050,8 +2079,12 @@ mod tests {
             b.sort();
             assert_eq!(a, b, "snapshot {t}");
         }
-        let records =
-            |l: &Ledger| format!("{:?}", l.state_records(&l.url_order()).collect::<Vec<_>>());
+        let records = |l: &Ledger| {
+            format!(
+                "{:?}",
+                l.state_records(&l.table_order()).collect::<Vec<_>>()
+            )
+        };
         assert_eq!(records(&one), records(&many));
 
         let mut fetch = page("http://h1.example/other", 1);

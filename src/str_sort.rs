@@ -64,46 +64,6 @@ pub fn order_by_bytes<'a>(n: usize, key: impl Fn(usize) -> &'a [u8]) -> Vec<u32>
     entries.into_iter().map(|e| e.item).collect()
 }
 
-/// The items `0..k` (already in the order of their keys) and the items
-/// `added` (`k..`, ordered the same way) merged into one order, an added
-/// item after the first items whose keys are not past its own (the merge
-/// that puts equal keys' first items first).
-///
-/// Each added item finds its place by a galloping search from the last
-/// one's: the added items are few and spread out (a new snapshot's new
-/// pages among every known one), so this compares about twice the logarithm
-/// of the gap an added item, where a merge one by one compares once an item
-/// of either side.
-pub fn merge_added<'a>(k: usize, added: &[u32], key: impl Fn(usize) -> &'a [u8]) -> Vec<u32> {
-    let mut order = Vec::with_capacity(k + added.len());
-    let mut next = 0usize;
-    for &a in added {
-        let at = key(a as usize);
-        let not_past = |i: usize| key(i) <= at;
-        // Gallop from `next` to a window that holds the first item past
-        // `at`: items before `next + bound / 2` are not past, and item
-        // `next + bound - 1` is past (or the window runs to `k`).
-        let mut bound = 1;
-        while next + bound <= k && not_past(next + bound - 1) {
-            bound *= 2;
-        }
-        let (mut lo, mut hi) = (next + bound / 2, (next + bound).min(k));
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if not_past(mid) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        order.extend(next as u32..lo as u32);
-        order.push(a);
-        next = lo;
-    }
-    order.extend(next as u32..k as u32);
-    order
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,37 +98,6 @@ mod tests {
                 .collect();
             let got = order_by_bytes(keys.len(), |i| keys[i].as_slice());
             assert_eq!(got, by_std(&keys), "round {round}");
-        }
-    }
-
-    /// Sorted first items and sorted added ones, with equal keys on both
-    /// sides and runs of either: the same order as the merge one by one.
-    #[test]
-    fn merge_added_matches_the_merge_one_by_one() {
-        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(9);
-        for round in 0..300 {
-            let mut keys: Vec<Vec<u8>> = (0..rng.random_range(0..200))
-                .map(|_| {
-                    (0..rng.random_range(0..4))
-                        .map(|_| rng.random_range(0..4u8))
-                        .collect()
-                })
-                .collect();
-            let k = rng.random_range(0..=keys.len());
-            keys[..k].sort();
-            let mut added: Vec<u32> = (k as u32..keys.len() as u32).collect();
-            added.sort_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
-            let mut want = Vec::new();
-            let mut rest = added.iter().copied().peekable();
-            for old in 0..k {
-                while let Some(a) = rest.next_if(|&a| keys[a as usize] < keys[old]) {
-                    want.push(a);
-                }
-                want.push(old as u32);
-            }
-            want.extend(rest);
-            let got = merge_added(k, &added, |i| keys[i].as_slice());
-            assert_eq!(got, want, "round {round}");
         }
     }
 

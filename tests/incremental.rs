@@ -5,7 +5,8 @@ use webevo::generate::Preset;
 
 use crate::util::*;
 
-fn check(preset: Preset, first: usize) {
+/// Runs 0..`first` on 2 workers, then the rest on `later_workers`.
+fn check(preset: Preset, first: usize, later_workers: usize) {
     let dir = tempdir();
     let full = generated(preset, 3, &dir.path().join("full"));
     let seqs = snapshot_seqs(&full);
@@ -19,7 +20,7 @@ fn check(preset: Preset, first: usize) {
     subset(&full, &grow, seqs[..first].iter().copied());
     let a = run_in_process(&grow, &out, 2).unwrap();
     subset(&full, &grow, seqs.iter().copied());
-    let b = run_in_process(&grow, &out, 3).unwrap();
+    let b = run_in_process(&grow, &out, later_workers).unwrap();
 
     assert_eq!(
         tables(&out),
@@ -27,6 +28,15 @@ fn check(preset: Preset, first: usize) {
         "incremental differs from one run"
     );
     assert_eq!(b.snapshots, seqs[first..].to_vec());
+    // On as many workers, each `pages` part kept the last one's rows as its
+    // first row group (their fixed columns copied), the new pages after.
+    let groups = pages_row_groups(&out);
+    assert_eq!(groups.len(), later_workers);
+    if later_workers == 2 {
+        assert!(groups.iter().all(|&g| g == 2), "row groups {groups:?}");
+    } else {
+        assert!(groups.iter().all(|&g| g <= 1), "row groups {groups:?}");
+    }
     // Work: the second run reads only the new snapshots' rows...
     assert_eq!(a.pages_read + b.pages_read, one_run.pages_read);
     assert_eq!(a.links_read + b.links_read, one_run.links_read);
@@ -51,14 +61,38 @@ fn check(preset: Preset, first: usize) {
     assert_eq!(tables(&out), before);
 }
 
+/// The row groups of each `pages` part of `out`.
+fn pages_row_groups(out: &std::path::Path) -> Vec<usize> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let mut parts: Vec<_> = std::fs::read_dir(out.join("pages"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    parts.sort();
+    parts
+        .iter()
+        .map(|p| {
+            let reader = SerializedFileReader::new(std::fs::File::open(p).unwrap()).unwrap();
+            reader.metadata().num_row_groups()
+        })
+        .collect()
+}
+
 #[test]
 fn tiny_preset_split_in_two_runs() {
-    check(Preset::Tiny, 3);
+    check(Preset::Tiny, 3, 3);
 }
 
 #[test]
 fn demo_preset_zero_to_five_then_six_seven() {
-    check(Preset::Demo, 6);
+    check(Preset::Demo, 6, 3);
+}
+
+/// The same on as many workers: the second run copies the `pages` table's
+/// fixed columns of the rows it kept (`output::pages_table`).
+#[test]
+fn demo_preset_continued_on_as_many_workers() {
+    check(Preset::Demo, 6, 2);
 }
 
 #[test]

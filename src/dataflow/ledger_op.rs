@@ -17,8 +17,9 @@ use crate::job::Analysis;
 use crate::ledger::{Batch, EchoScan, Ledger, LedgerOut, Updates};
 use crate::model::Seq;
 use crate::output::change::PageChangeRow;
-use crate::output::parquet::{part_path, PartWriter, BATCH_ROWS};
-use crate::output::rows::{PageColumns, PageRow};
+use crate::output::pages_table::{KeptPart, PagesPart, RowsHash};
+use crate::output::parquet::{part_path, BATCH_ROWS};
+use crate::output::rows::PageColumns;
 use crate::state::{self, StateRecord, StateWriter};
 
 /// Routes `records` by host into each worker's [`Ledger`] and returns the ledger's
@@ -216,10 +217,10 @@ fn restore(
 /// Writes the ledger's state and its `pages` part into the staging area.
 fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     let plan = &ctx.plan;
-    // By URL: the `pages` table's order, and the state's, so that the next
-    // run's ledger holds its pages in it (see `Ledger::url_order`).
-    let order = ledger.url_order();
-    crate::memory::trace(|| format!("worker {}: finish: pages in URL order", ctx.index));
+    // The `pages` table's order, and the state's, so that the next run's
+    // ledger holds its pages in it (see `Ledger::table_order`).
+    let order = ledger.table_order();
+    crate::memory::trace(|| format!("worker {}: finish: pages in table order", ctx.index));
     let path = state::part_path(&plan.staged_state_dir(), ctx.index);
     let mut w = StateWriter::with_sizes(&path, ledger.state_sizes())?;
     for rec in ledger.state_records(&order) {
@@ -232,15 +233,42 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
         ctx.placement.save(&plan.staged_state_dir())?;
     }
 
+    // The last run's part, if its rows are this ledger's first pages: its
+    // columns that cannot change are copied (see `output::pages_table`).
+    let kept = plan.committed_table_dir("pages").and_then(|dir| {
+        KeptPart::open(&part_path(&dir, ctx.index), |rows| {
+            let first = order.get(..rows)?;
+            if !first.iter().enumerate().all(|(i, &p)| i == p as usize) {
+                return None;
+            }
+            let mut hash = RowsHash::default();
+            for (state, url, _) in ledger.pages_at(first) {
+                hash.add(url, state.first_seen());
+            }
+            Some(hash)
+        })
+    });
     let path = part_path(&plan.table_dir("pages", None), ctx.index);
-    let mut part = PartWriter::<PageRow<'_>>::create(&path, &plan.job.write)?;
+    let mut part = PagesPart::create(&path, &plan.job.write, kept)?;
     let time = |seq| plan.meta(seq).time;
     // A batch of rows at a time (see `PageColumns` and `BATCH_ROWS`). The
     // rows come straight from the ledger (`Ledger::pages_at`): a vector of
     // every page's state, URL and host first was 40 bytes a page of the
     // finish's peak.
     let mut columns = PageColumns::default();
-    for block in order.chunks(BATCH_ROWS) {
+    let mut start = 0;
+    for rows in part.kept_groups() {
+        for block in order[start..start + rows].chunks(BATCH_ROWS) {
+            for (state, _, _) in ledger.pages_at(block) {
+                columns.push_state(state);
+            }
+            part.write_changing(&columns.changing(time))?;
+        }
+        part.close_kept_group()?;
+        start += rows;
+    }
+    let copied = start;
+    for block in order[start..].chunks(BATCH_ROWS) {
         for (state, url, host) in ledger.pages_at(block) {
             columns.push(state, url, host);
         }
@@ -249,7 +277,12 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     }
     let n = part.finish()?;
     *ctx.log.borrow_mut().rows.entry("pages".into()).or_default() += n;
-    crate::memory::trace(|| format!("worker {}: finish: pages table written", ctx.index));
+    crate::memory::trace(|| {
+        format!(
+            "worker {}: finish: pages table written ({copied} of {n} rows' fixed columns copied)",
+            ctx.index
+        )
+    });
     syncing.wait()?;
     crate::failpoint::hit("state-written");
     Ok(())

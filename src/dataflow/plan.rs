@@ -69,6 +69,12 @@ impl RunPlan {
         }
     }
 
+    /// The directory of a table that is rewritten by every run, as the last
+    /// committed run left it (the state's sibling).
+    pub fn committed_table_dir(&self, table: &str) -> Option<PathBuf> {
+        Some(self.state_dir.parent()?.join(table))
+    }
+
     pub fn staged_state_dir(&self) -> PathBuf {
         self.staging.join(crate::output::commit::STATE)
     }

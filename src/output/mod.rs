@@ -6,6 +6,7 @@ pub mod change;
 pub mod commit;
 pub mod discovery;
 pub mod echo;
+pub mod pages_table;
 pub mod parquet;
 pub mod rankmass;
 pub mod rows;

@@ -31,7 +31,7 @@ impl Default for WriteSettings {
     }
 }
 
-fn properties(table: &TableDef, settings: &WriteSettings) -> WriterProperties {
+pub(crate) fn properties(table: &TableDef, settings: &WriteSettings) -> WriterProperties {
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(settings.zstd_level).expect("zstd level checked by the job"),
@@ -190,7 +190,7 @@ impl<R: TableRow> PartWriter<R> {
     }
 }
 
-fn parquet_error(path: &Path, source: parquet::errors::ParquetError) -> OutputError {
+pub(crate) fn parquet_error(path: &Path, source: parquet::errors::ParquetError) -> OutputError {
     OutputError::Parquet {
         path: path.to_path_buf(),
         source,

@@ -177,6 +177,12 @@ impl Default for PageColumns<'_> {
     }
 }
 
+/// The `pages` table's columns that a page's later snapshots change, by
+/// their place in the table. The others (`url`, `host`, `first_seen`,
+/// `first_seen_snapshot`) are fixed once the page is known, so the writer of
+/// the table copies them for the rows it kept ([`crate::output::pages_table`]).
+pub const PAGE_COLUMNS_CHANGING: [usize; 8] = [3, 5, 6, 7, 8, 9, 10, 11];
+
 impl<'a> PageColumns<'a> {
     /// Adds the page whose state is `state`, URL `url` and host name `host`.
     pub fn push(&mut self, state: &'a PageState, url: &[u8], host: &'a str) {
@@ -185,6 +191,11 @@ impl<'a> PageColumns<'a> {
         self.url_bytes.extend_from_slice(url);
         let end = i32::try_from(self.url_bytes.len()).expect("a batch's URLs under 2 GiB");
         self.url_offsets.push(end);
+    }
+
+    /// Adds the page whose state is `state`, for [`Self::changing`] only.
+    pub fn push_state(&mut self, state: &'a PageState) {
+        self.states.push(state);
     }
 
     pub fn len(&self) -> usize {
@@ -197,7 +208,9 @@ impl<'a> PageColumns<'a> {
 
     /// The rows added since the last batch, as one batch of the `pages`
     /// table; `time` gives a snapshot's time. `None` if a URL is not UTF-8.
+    /// Every row must have been added by [`Self::push`].
     pub fn batch(&mut self, time: impl Fn(Seq) -> Micros) -> Option<RecordBatch> {
+        debug_assert_eq!(self.hosts.len(), self.states.len());
         // The URLs' bytes and offsets become the column's buffers, not
         // copies of them; the next batch's start at this one's size.
         let (bytes, offsets) = (self.url_bytes.len(), self.url_offsets.len());
@@ -211,20 +224,41 @@ impl<'a> PageColumns<'a> {
             None,
         )
         .ok()?;
-        let states = || self.states.iter().copied();
         let bytes = self.hosts.iter().map(|h| h.len()).sum();
         let mut hosts = StringBuilder::with_capacity(self.states.len(), bytes);
         for h in &self.hosts {
             hosts.append_value(h);
         }
+        let first_seen: ArrayRef = Arc::new(
+            TimestampMicrosecondArray::from_iter_values(
+                self.states.iter().map(|s| time(s.first_seen())),
+            )
+            .with_timezone(TIME_ZONE),
+        );
+        let first_seen_snapshot: ArrayRef = Arc::new(Int64Array::from_iter_values(
+            self.states.iter().map(|s| s.first_seen() as i64),
+        ));
+        let mut changing = self.changing(time).into_iter();
+        let mut columns = vec![
+            Arc::new(urls) as ArrayRef,
+            Arc::new(hosts.finish()),
+            first_seen,
+        ];
+        columns.extend(changing.next());
+        columns.push(first_seen_snapshot);
+        columns.extend(changing);
+        let batch = RecordBatch::try_new(PAGES.arrow_schema(), columns)
+            .expect("the pages table's columns, as its definition lists them");
+        self.hosts.clear();
+        Some(batch)
+    }
+
+    /// The [`PAGE_COLUMNS_CHANGING`] columns of the rows added since the
+    /// last batch, in that order; `time` gives a snapshot's time.
+    pub fn changing(&mut self, time: impl Fn(Seq) -> Micros) -> Vec<ArrayRef> {
+        let states = || self.states.iter().copied();
         let int = |cell: fn(&PageState) -> i64| -> ArrayRef {
             Arc::new(Int64Array::from_iter_values(states().map(cell)))
-        };
-        let seen = |cell: fn(&PageState) -> Seq| -> ArrayRef {
-            Arc::new(
-                TimestampMicrosecondArray::from_iter_values(states().map(|s| time(cell(s))))
-                    .with_timezone(TIME_ZONE),
-            )
         };
         let times = |cell: &dyn Fn(&PageState) -> Option<Micros>| -> ArrayRef {
             Arc::new(
@@ -235,11 +269,10 @@ impl<'a> PageColumns<'a> {
             )
         };
         let columns = vec![
-            Arc::new(urls) as ArrayRef,
-            Arc::new(hosts.finish()),
-            seen(PageState::first_seen),
-            seen(PageState::last_seen),
-            int(|s| s.first_seen() as i64),
+            Arc::new(
+                TimestampMicrosecondArray::from_iter_values(states().map(|s| time(s.last_seen())))
+                    .with_timezone(TIME_ZONE),
+            ) as ArrayRef,
             int(|s| s.last_seen() as i64),
             int(|s| s.observations as i64),
             int(|s| s.changes as i64),
@@ -250,11 +283,8 @@ impl<'a> PageColumns<'a> {
                 states().map(|s| s.alive).collect::<Vec<bool>>(),
             )),
         ];
-        let batch = RecordBatch::try_new(PAGES.arrow_schema(), columns)
-            .expect("the pages table's columns, as its definition lists them");
         self.states.clear();
-        self.hosts.clear();
-        Some(batch)
+        columns
     }
 }
 
@@ -327,6 +357,16 @@ mod tests {
             let whole = columns.batch(time).unwrap();
             assert!(columns.is_empty());
             assert_eq!(whole, writer.finish());
+            // The columns a kept row's later snapshots change, alone.
+            for &i in chunk {
+                columns.push_state(&states[i]);
+            }
+            let changing = columns.changing(time);
+            assert!(columns.is_empty());
+            assert_eq!(changing.len(), PAGE_COLUMNS_CHANGING.len());
+            for (column, &at) in changing.iter().zip(&PAGE_COLUMNS_CHANGING) {
+                assert_eq!(column, whole.column(at), "column {at}");
+            }
             assert!(whole.column(8).null_count() > 0 && whole.column(10).null_count() > 0);
         }
         // A URL that is not UTF-8 is refused, not written.

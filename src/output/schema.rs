@@ -138,7 +138,7 @@ pub static HOST_SNAPSHOTS: TableDef = TableDef {
 pub static PAGES: TableDef = TableDef {
     name: "pages",
     partitioned: false,
-    doc: "Every page known so far (fetched or linked to), with its history summary; rewritten by every run.",
+    doc: "Every page known so far (fetched or linked to), with its history summary; rewritten by every run, each part's rows by first_seen_snapshot, then url.",
     columns: &[
         c("url", Utf8, false, "Normalized URL.").distinct(),
         c("host", Utf8, false, "Normalized host name."),
