@@ -389,8 +389,9 @@ impl Extend<(LedgerOut, i64)> for Updates<'_> {
 /// Accumulates fact deltas of one snapshot.
 ///
 /// Per fact, the additions to one host in a row sum in `last` before they
-/// reach the map: a restore's pages come in URL order and its links by
-/// source, so most additions repeat the host of the one before (a hash
+/// reach the map: a restore's pages come in table order (by URL within a
+/// first snapshot) and its links by source, so most additions repeat the
+/// host of the one before (a hash
 /// probe each was 5M probes per worker for the links of bench snapshot 9).
 #[derive(Default)]
 struct Deltas {
@@ -1381,8 +1382,8 @@ impl Ledger {
     /// The state, URL (its bytes, which its caller checks as text a block of
     /// URLs at a time rather than one by one) and host name of the pages at
     /// `order`'s positions (of [`Self::pages`]), in that order. A host's name
-    /// is looked up once a run of its pages: in URL order a host's pages
-    /// come together.
+    /// is looked up once a run of its pages: in table order a host's pages
+    /// of one first snapshot come together.
     pub fn pages_at<'a>(
         &'a self,
         order: &'a [u32],
@@ -1714,7 +1715,7 @@ mod tests {
             order.sort_by_key(|&i| keys[i as usize]);
             order
         };
-        // Pages that come out of URL order, new ones in every snapshot.
+        // Pages that come out of table order, new ones in every snapshot.
         let snaps = [
             [
                 vec![page("http://z.com/", 1), page("http://m.com/a", 1)],

@@ -1,5 +1,6 @@
-//! Pages as state version 5 stores them: runs of one host's pages in URL
-//! order, each URL front-coded against the one before it.
+//! Pages as state version 5 stores them: runs of one host's pages in the
+//! `pages` table's order (by URL within a first snapshot; URL order until
+//! session 57), each URL front-coded against the one before it.
 //!
 //! A version-4 page record was about 170 bytes on bench snapshot 9: its
 //! bincode layout spends 8 bytes on every number and length, and writes the
