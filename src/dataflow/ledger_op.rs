@@ -236,7 +236,8 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     // The last run's part, if its rows are this ledger's first pages: its
     // columns that cannot change are copied (see `output::pages_table`).
     let kept = plan.committed_table_dir("pages").and_then(|dir| {
-        KeptPart::open(&part_path(&dir, ctx.index), |rows| {
+        let group_rows = plan.job.write.row_group_rows;
+        KeptPart::open(&part_path(&dir, ctx.index), group_rows, |rows| {
             let first = order.get(..rows)?;
             if !first.iter().enumerate().all(|(i, &p)| i == p as usize) {
                 return None;

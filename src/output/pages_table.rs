@@ -47,11 +47,13 @@ use crate::output::schema::PAGES;
 /// ([`RowsHash`]), in hexadecimal.
 pub const ROWS_HASH_KEY: &str = "webevo.pages_rows";
 
-/// Row groups a part may have and still be copied from. Each run that
-/// copies adds at least one (its new pages), so a daily run would add one a
-/// day; at this many the part is written whole again, in row groups of the
-/// job's size, which costs what every run cost before this module.
-pub const MAX_ROW_GROUPS: usize = 16;
+/// Row groups a part may have beyond those its rows fill at the job's row
+/// group size, and still be copied from. Each run that copies adds at least
+/// one (its new pages), so a daily run would add one a day; past this many
+/// the part is written whole again, in row groups of the job's size, which
+/// costs what every run cost before this module. (A cap on all row groups
+/// would never copy a part of more than that many full ones.)
+pub const EXTRA_ROW_GROUPS: usize = 16;
 
 /// A hash of a part's rows, in order: each row's URL and first snapshot
 /// (the host is the URL's, `first_seen` the snapshot's time).
@@ -88,11 +90,16 @@ pub struct KeptPart {
 
 impl KeptPart {
     /// Opens the part at `path` if it can be copied from: written with the
-    /// `pages` table's schema, at most [`MAX_ROW_GROUPS`] row groups, and a
-    /// recorded hash equal to `hash_of(rows)`, the hash of the ledger's
-    /// first `rows` pages in table order (`None` when they are not the
-    /// first in that order). `None` for any other part, or none.
-    pub fn open(path: &Path, hash_of: impl FnOnce(usize) -> Option<RowsHash>) -> Option<KeptPart> {
+    /// `pages` table's schema, at most [`EXTRA_ROW_GROUPS`] row groups more
+    /// than its rows fill at `group_rows` a group, and a recorded hash equal
+    /// to `hash_of(rows)`, the hash of the ledger's first `rows` pages in
+    /// table order (`None` when they are not the first in that order).
+    /// `None` for any other part, or none.
+    pub fn open(
+        path: &Path,
+        group_rows: usize,
+        hash_of: impl FnOnce(usize) -> Option<RowsHash>,
+    ) -> Option<KeptPart> {
         let file = File::open(path).ok()?;
         let meta = ParquetMetaDataReader::new()
             .with_page_index_policy(PageIndexPolicy::Optional)
@@ -100,8 +107,10 @@ impl KeptPart {
             .ok()?;
         let schema = pages_schema().ok()?;
         let file_meta = meta.file_metadata();
+        let rows = usize::try_from(file_meta.num_rows()).ok()?;
+        let full_groups = rows.div_ceil(group_rows.max(1));
         if file_meta.schema_descr().root_schema() != schema.root_schema()
-            || meta.num_row_groups() > MAX_ROW_GROUPS
+            || meta.num_row_groups() > full_groups + EXTRA_ROW_GROUPS
         {
             return None;
         }
@@ -111,7 +120,6 @@ impl KeptPart {
             .find(|kv| kv.key == ROWS_HASH_KEY)?
             .value
             .clone()?;
-        let rows = usize::try_from(file_meta.num_rows()).ok()?;
         let hash = hash_of(rows)?;
         (hash.hex() == recorded).then_some(KeptPart { file, meta, hash })
     }
@@ -475,7 +483,7 @@ mod tests {
                 st.fetched(5, time(5) + k as i64, Some(404), 7);
             }
         }
-        let kept = KeptPart::open(&last, |rows| {
+        let kept = KeptPart::open(&last, 700, |rows| {
             assert_eq!(rows, 2000);
             Some(next.hash(rows))
         })
@@ -491,22 +499,28 @@ mod tests {
         assert_eq!(copied_hash, next.hash(3000).hex());
         assert_eq!((copied_groups, whole_groups), (3 + 2, 5));
         // And the copied part can be copied from in turn.
-        assert!(KeptPart::open(&copied, |rows| Some(next.hash(rows))).is_some());
+        assert!(KeptPart::open(&copied, 700, |rows| Some(next.hash(rows))).is_some());
 
         // Other first pages, no first pages in order, no part, not a part
         // of `pages`: written whole.
         let mut other = Pages::new(0..2000, |i| (i % 3) as Seq);
         other.urls[1999].push('x');
-        assert!(KeptPart::open(&last, |rows| Some(other.hash(rows))).is_none());
-        assert!(KeptPart::open(&last, |_| None).is_none());
-        assert!(KeptPart::open(&dir.path().join("none.parquet"), |_| unreachable!()).is_none());
+        assert!(KeptPart::open(&last, 700, |rows| Some(other.hash(rows))).is_none());
+        assert!(KeptPart::open(&last, 700, |_| None).is_none());
+        assert!(
+            KeptPart::open(&dir.path().join("none.parquet"), 700, |_| unreachable!()).is_none()
+        );
         let snapshots = dir.path().join("snapshots.parquet");
         std::fs::write(&snapshots, b"PAR1 not a part").unwrap();
-        assert!(KeptPart::open(&snapshots, |_| unreachable!()).is_none());
-        // Too many row groups: written whole again, in row groups of the size.
+        assert!(KeptPart::open(&snapshots, 700, |_| unreachable!()).is_none());
+        // Many row groups: copied from while they are full at the job's
+        // size, written whole again when more than `EXTRA_ROW_GROUPS` of
+        // them are past what the rows fill.
         let many = dir.path().join("many.parquet");
-        next.write(&many, None, 3000 / MAX_ROW_GROUPS);
-        assert!(read(&many).1 > MAX_ROW_GROUPS);
-        assert!(KeptPart::open(&many, |_| unreachable!()).is_none());
+        next.write(&many, None, 100);
+        assert_eq!(read(&many).1, 30);
+        assert!(KeptPart::open(&many, 100, |rows| Some(next.hash(rows))).is_some());
+        assert!(KeptPart::open(&many, 3000 / 14, |rows| Some(next.hash(rows))).is_some());
+        assert!(KeptPart::open(&many, 3000, |_| unreachable!()).is_none());
     }
 }
