@@ -35,11 +35,11 @@ use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnWriter, ArrowRowGr
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::file::metadata::{KeyValue, PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 
 use crate::error::OutputError;
 use crate::model::Seq;
-use crate::output::parquet::{parquet_error, properties, WriteSettings};
+use crate::output::parquet::{parquet_error, properties, sync_to_disk, WriteSettings};
 use crate::output::rows::PAGE_COLUMNS_CHANGING;
 use crate::output::schema::PAGES;
 
@@ -142,14 +142,10 @@ pub struct PagesPart {
     writer: SerializedFileWriter<File>,
     factory: ArrowRowGroupWriterFactory,
     kept: Option<KeptPart>,
-    /// Row groups of the kept part closed so far.
-    kept_groups: usize,
     /// The open row group's column writers and rows.
     group: Option<(Vec<ArrowColumnWriter>, usize)>,
-    groups: usize,
     group_rows: usize,
     hash: RowsHash,
-    rows: u64,
 }
 
 impl PagesPart {
@@ -176,12 +172,9 @@ impl PagesPart {
             writer,
             factory,
             kept,
-            kept_groups: 0,
             group: None,
-            groups: 0,
             group_rows: settings.row_group_rows.max(1),
             hash,
-            rows: 0,
         })
     }
 
@@ -211,13 +204,7 @@ impl PagesPart {
         let (writers, group_rows) = self.group.as_mut().expect("a row group is open");
         let fields = PAGES.arrow_schema();
         for (column, &at) in columns.iter().zip(&PAGE_COLUMNS_CHANGING) {
-            for leaf in compute_leaves(fields.field(at), column)
-                .map_err(|e| parquet_error(&self.path, e))?
-            {
-                writers[at]
-                    .write(&leaf)
-                    .map_err(|e| parquet_error(&self.path, e))?;
-            }
+            write_column(&mut writers[at], fields.field(at), column, &self.path)?;
         }
         *group_rows += rows;
         Ok(())
@@ -228,7 +215,7 @@ impl PagesPart {
     pub fn close_kept_group(&mut self) -> Result<(), OutputError> {
         self.open_group()?;
         let kept = self.kept.as_ref().expect("a kept part");
-        let index = self.kept_groups;
+        let index = self.writer.flushed_row_groups().len();
         let source = kept.meta.row_group(index);
         let (writers, rows) = self.group.take().expect("a row group is open");
         assert_eq!(rows as i64, source.num_rows(), "the kept row group's rows");
@@ -243,10 +230,7 @@ impl PagesPart {
             let writer = writers.next();
             if PAGE_COLUMNS_CHANGING.contains(&at) {
                 let writer = writer.expect("the changing columns were written");
-                let chunk = writer.close().map_err(|e| parquet_error(path, e))?;
-                chunk
-                    .append_to_row_group(&mut group)
-                    .map_err(|e| parquet_error(path, e))?;
+                append_written(writer, &mut group, path)?;
             } else {
                 let column = source.column(at);
                 let close = ColumnCloseResult {
@@ -263,9 +247,6 @@ impl PagesPart {
             }
         }
         group.close().map_err(|e| parquet_error(path, e))?;
-        self.kept_groups += 1;
-        self.groups += 1;
-        self.rows += rows as u64;
         Ok(())
     }
 
@@ -273,7 +254,7 @@ impl PagesPart {
         if self.group.is_none() {
             let writers = self
                 .factory
-                .create_column_writers(self.groups)
+                .create_column_writers(self.writer.flushed_row_groups().len())
                 .map_err(|e| parquet_error(&self.path, e))?;
             self.group = Some((writers, 0));
         }
@@ -284,13 +265,14 @@ impl PagesPart {
     /// (the kept row groups must all be closed).
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
         assert_eq!(batch.schema(), PAGES.arrow_schema(), "a batch of pages");
-        assert_eq!(
-            self.kept_groups,
-            self.kept.as_ref().map_or(0, |k| k.meta.num_row_groups()),
+        assert!(
+            self.writer.flushed_row_groups().len()
+                >= self.kept.as_ref().map_or(0, |k| k.meta.num_row_groups()),
             "new rows after the kept ones"
         );
-        let urls = batch.column(0).as_string::<i32>();
-        let first_seen = batch.column(4).as_primitive::<Int64Type>();
+        let column = |name| batch.column_by_name(name).expect("a column of pages");
+        let urls = column("url").as_string::<i32>();
+        let first_seen = column("first_seen_snapshot").as_primitive::<Int64Type>();
         for (url, seq) in urls.iter().zip(first_seen.values()) {
             self.hash
                 .add(url.unwrap_or_default().as_bytes(), *seq as Seq);
@@ -306,13 +288,7 @@ impl PagesPart {
                 .zip(PAGES.arrow_schema().fields())
                 .zip(part.columns())
             {
-                for leaf in
-                    compute_leaves(field, column).map_err(|e| parquet_error(&self.path, e))?
-                {
-                    writer
-                        .write(&leaf)
-                        .map_err(|e| parquet_error(&self.path, e))?;
-                }
+                write_column(writer, field, column, &self.path)?;
             }
             *rows += take;
             if *rows == self.group_rows {
@@ -324,7 +300,7 @@ impl PagesPart {
     }
 
     fn close_new_group(&mut self) -> Result<(), OutputError> {
-        let Some((writers, rows)) = self.group.take() else {
+        let Some((writers, _)) = self.group.take() else {
             return Ok(());
         };
         let path = &self.path;
@@ -333,14 +309,9 @@ impl PagesPart {
             .next_row_group()
             .map_err(|e| parquet_error(path, e))?;
         for writer in writers {
-            let chunk = writer.close().map_err(|e| parquet_error(path, e))?;
-            chunk
-                .append_to_row_group(&mut group)
-                .map_err(|e| parquet_error(path, e))?;
+            append_written(writer, &mut group, path)?;
         }
         group.close().map_err(|e| parquet_error(path, e))?;
-        self.groups += 1;
-        self.rows += rows as u64;
         Ok(())
     }
 
@@ -350,14 +321,40 @@ impl PagesPart {
         self.close_new_group()?;
         self.writer
             .append_key_value_metadata(KeyValue::new(ROWS_HASH_KEY.to_string(), self.hash.hex()));
-        let file = self
+        let rows = self
             .writer
-            .into_inner()
-            .map_err(|e| parquet_error(&self.path, e))?;
-        file.sync_all()
-            .map_err(|e| OutputError::io(&self.path, e))?;
-        Ok(self.rows)
+            .flushed_row_groups()
+            .iter()
+            .map(|g| g.num_rows() as u64)
+            .sum();
+        sync_to_disk(self.writer.into_inner(), &self.path)?;
+        Ok(rows)
     }
+}
+
+/// Writes `column` (of `field`) with `writer`, leaf by leaf.
+fn write_column(
+    writer: &mut ArrowColumnWriter,
+    field: &arrow_schema::Field,
+    column: &ArrayRef,
+    path: &Path,
+) -> Result<(), OutputError> {
+    for leaf in compute_leaves(field, column).map_err(|e| parquet_error(path, e))? {
+        writer.write(&leaf).map_err(|e| parquet_error(path, e))?;
+    }
+    Ok(())
+}
+
+/// Closes `writer` and appends its chunk to `group`.
+fn append_written(
+    writer: ArrowColumnWriter,
+    group: &mut SerializedRowGroupWriter<'_, File>,
+    path: &Path,
+) -> Result<(), OutputError> {
+    let chunk = writer.close().map_err(|e| parquet_error(path, e))?;
+    chunk
+        .append_to_row_group(group)
+        .map_err(|e| parquet_error(path, e))
 }
 
 #[cfg(test)]

@@ -180,14 +180,19 @@ impl<R: TableRow> PartWriter<R> {
     /// Writes the footer and syncs the file to disk; returns the rows written.
     pub fn finish(mut self) -> Result<u64, OutputError> {
         self.flush_batch()?;
-        let file = self
-            .writer
-            .into_inner()
-            .map_err(|e| parquet_error(&self.path, e))?;
-        file.sync_all()
-            .map_err(|e| OutputError::io(&self.path, e))?;
+        sync_to_disk(self.writer.into_inner(), &self.path)?;
         Ok(self.total)
     }
+}
+
+/// Syncs `file`, a part at `path` whose writer has written its footer, to
+/// disk.
+pub(crate) fn sync_to_disk(
+    file: parquet::errors::Result<File>,
+    path: &Path,
+) -> Result<(), OutputError> {
+    let file = file.map_err(|e| parquet_error(path, e))?;
+    file.sync_all().map_err(|e| OutputError::io(path, e))
 }
 
 pub(crate) fn parquet_error(path: &Path, source: parquet::errors::ParquetError) -> OutputError {
