@@ -182,12 +182,17 @@ impl DirectFile {
             }
         };
         let full = std::mem::replace(&mut self.piece, next);
-        let sent = self.to_write.as_ref().map(|tx| tx.send(full));
-        if !matches!(sent, Some(Ok(()))) {
-            return Err(self.writer_error());
-        }
+        self.send(full)?;
         self.piece.filled = 0;
         Ok(())
+    }
+
+    /// Sends `piece` to the writer thread; its error if it has stopped.
+    fn send(&mut self, piece: Piece) -> io::Result<()> {
+        match self.to_write.as_ref().map(|tx| tx.send(piece)) {
+            Some(Ok(())) => Ok(()),
+            _ => Err(self.writer_error()),
+        }
     }
 
     /// The writer thread's error, once it has stopped.
@@ -230,10 +235,7 @@ impl DirectFile {
         if whole > 0 {
             self.piece.filled = whole;
             let last = std::mem::replace(&mut self.piece, Piece::empty());
-            let sent = self.to_write.as_ref().map(|tx| tx.send(last));
-            if !matches!(sent, Some(Ok(()))) {
-                return Err(self.writer_error());
-            }
+            self.send(last)?;
         }
         self.to_write = None;
         match self.writer.take() {

@@ -221,8 +221,8 @@ fn restore(
 /// `pages` part: the state is a hundred megabytes or more a worker, which
 /// the disk takes longer to write than the thread takes to encode (bench
 /// snapshot 9: two workers' states kept the disk busy 0.5 s, and their
-/// encoding half a core each), and the `pages` part is a few seconds of a
-/// core's work into a file a tenth the size.
+/// encoding half a core each), and the `pages` part is under half a second
+/// of a core's work into a file a seventh the size.
 fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     let plan = &ctx.plan;
     // The `pages` table's order, and the state's, so that the next run's
