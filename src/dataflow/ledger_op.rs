@@ -236,7 +236,8 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
             .name(format!("webevo:state-{index}"))
             .spawn_scoped(scope, move || {
                 let path = state::part_path(&plan.staged_state_dir(), index);
-                let mut w = StateWriter::with_sizes(&path, ledger.state_sizes())?;
+                let spare = state::part_path(&plan.spare_state_dir(), index);
+                let mut w = StateWriter::over_spare(&path, ledger.state_sizes(), &spare)?;
                 for rec in ledger.state_records(order) {
                     w.write(&rec)?;
                 }

@@ -79,6 +79,13 @@ impl RunPlan {
         self.staging.join(crate::output::commit::STATE)
     }
 
+    /// The files of the state before the committed one, for this run's to
+    /// be written over (see [`crate::output::commit::SPARE_STATE`]).
+    pub fn spare_state_dir(&self) -> PathBuf {
+        self.state_dir
+            .with_file_name(crate::output::commit::SPARE_STATE)
+    }
+
     pub fn worker_log_path(&self, index: usize) -> PathBuf {
         worker_log_path(&self.staging, index)
     }

@@ -33,6 +33,11 @@ const JOURNAL: &str = "_journal.json";
 const STAGING: &str = "_staging";
 const LOCK: &str = "_lock";
 pub const STATE: &str = "_state";
+/// The state replaced by the last commit, whose files the next run writes
+/// its own over (see `state::StateWriter::over_spare`) rather than leave the
+/// disk to unlink them and allocate new ones. No committed state refers to
+/// it, so a run that fails leaves nothing to undo, and it may be deleted.
+pub const SPARE_STATE: &str = "_state.spare";
 /// Bumped when the output layout changes incompatibly.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -348,6 +353,17 @@ impl OutputDir {
         }
         sync_dir(&self.root)?;
         if trash.exists() {
+            let old_state = trash.join(STATE);
+            if old_state.exists() {
+                let spare = self.root.join(SPARE_STATE);
+                match fs::remove_dir_all(&spare) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(OutputError::io(&spare, e))
+                    }
+                    _ => {}
+                }
+                fs::rename(&old_state, &spare).map_err(io(&spare))?;
+            }
             fs::remove_dir_all(&trash).map_err(io(&trash))?;
         }
         Ok(())
