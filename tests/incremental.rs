@@ -164,3 +164,29 @@ fn a_run_writes_its_state_over_the_one_before_last() {
         "incremental differs from one run"
     );
 }
+
+/// A file where the spare state would go (not webevo's) costs the commit
+/// only its spare: the run commits, and the file stays.
+#[test]
+fn a_file_in_the_spare_states_place_fails_nothing() {
+    let dir = tempdir();
+    let full = generated(Preset::Tiny, 6, &dir.path().join("full"));
+    let seqs = snapshot_seqs(&full);
+    let whole = dir.path().join("whole");
+    run_in_process(&full, &whole, 2).unwrap();
+    let grow = dir.path().join("grow");
+    let out = dir.path().join("incremental");
+    subset(&full, &grow, seqs[..1].iter().copied());
+    run_in_process(&grow, &out, 2).unwrap();
+    std::fs::write(out.join("_state.spare"), "not a state").unwrap();
+    subset(&full, &grow, seqs.iter().copied());
+    let b = run_in_process(&grow, &out, 2).unwrap();
+    assert_eq!(b.snapshots, seqs[1..].to_vec());
+    assert_eq!(
+        tables(&out),
+        tables(&whole),
+        "incremental differs from one run"
+    );
+    let left = std::fs::read_to_string(out.join("_state.spare")).unwrap();
+    assert_eq!(left, "not a state");
+}

@@ -353,20 +353,26 @@ impl OutputDir {
         }
         sync_dir(&self.root)?;
         if trash.exists() {
-            let old_state = trash.join(STATE);
-            if old_state.exists() {
-                let spare = self.root.join(SPARE_STATE);
-                match fs::remove_dir_all(&spare) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(OutputError::io(&spare, e))
-                    }
-                    _ => {}
-                }
-                fs::rename(&old_state, &spare).map_err(io(&spare))?;
-            }
+            self.keep_spare_state(&trash);
             fs::remove_dir_all(&trash).map_err(io(&trash))?;
         }
         Ok(())
+    }
+
+    /// Moves the state replaced by a commit from `trash` to [`SPARE_STATE`],
+    /// in place of the one there. The commit is done by then, so this is
+    /// only worth trying: if it fails (a file of that name the user made),
+    /// the next run writes new files, as it would without a spare.
+    fn keep_spare_state(&self, trash: &Path) {
+        let old = trash.join(STATE);
+        if !old.is_dir() {
+            return;
+        }
+        let spare = self.root.join(SPARE_STATE);
+        if spare.symlink_metadata().is_ok() && fs::remove_dir_all(&spare).is_err() {
+            return;
+        }
+        let _ = fs::rename(&old, &spare);
     }
 }
 
