@@ -440,6 +440,7 @@ fn run_worker(
         peers,
         ledger: Rc::new(RefCell::new(Ledger::default())),
         placement,
+        syncing: Rc::default(),
     };
     let (mut input, probe) = worker.dataflow::<Seq, _, _>(|scope| {
         let (input, records) = scope.new_input::<Vec<Record>>();
@@ -583,6 +584,11 @@ fn run_worker(
     input.advance_to(plan.finish_epoch() + 1);
     input.flush();
     worker.step_or_park_while(None, || probe.less_than(input.time()));
+    for file in ctx.syncing.take() {
+        if let Err(e) = file.wait() {
+            log.borrow_mut().error(e);
+        }
+    }
     log.borrow_mut().finish_seconds = started.elapsed().as_secs_f64();
     stage("finish", None, started);
     if talk.is_some() {

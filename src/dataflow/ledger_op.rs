@@ -222,7 +222,8 @@ fn restore(
 /// the disk takes longer to write than the thread takes to encode (bench
 /// snapshot 9: two workers' states kept the disk busy 0.5 s, and their
 /// encoding half a core each), and the `pages` part is under half a second
-/// of a core's work into a file a seventh the size.
+/// of a core's work into a file a seventh the size. The disk's last writes
+/// are waited for at the end of the finish ([`WorkerCtx::syncing`]).
 fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
     let plan = &ctx.plan;
     // The `pages` table's order, and the state's, so that the next run's
@@ -252,8 +253,9 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
             Ok(syncing) => syncing?,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        pages?;
-        syncing.wait()
+        // Waited for at the end of the finish (see `WorkerCtx::syncing`).
+        ctx.syncing.borrow_mut().push(syncing);
+        pages
     })?;
     if ctx.index == 0 {
         ctx.placement.save(&plan.staged_state_dir())?;

@@ -88,6 +88,11 @@ pub struct WorkerCtx {
     pub ledger: Rc<RefCell<Ledger>>,
     /// Which worker owns each host; every host-routed exchange follows it.
     pub placement: Arc<crate::placement::Placement>,
+    /// State files still on their way to disk. The worker waits for them
+    /// only once the finish epoch is through (`run::run_worker`), so that
+    /// the disk's last writes overlap with the other stages' finish rather
+    /// than hold up the stages after the ledger's.
+    pub syncing: Rc<RefCell<Vec<crate::state::Syncing>>>,
 }
 
 /// The discovery analysis (docs/discovery.md): the closure, the per-site rounds,

@@ -1147,7 +1147,8 @@ impl Solver {
         for (page, (host, rank)) in ids {
             w.write(&StateRecord::Rank(*host, *page, *rank))?;
         }
-        w.finish()
+        ctx.syncing.borrow_mut().push(w.finish_syncing()?);
+        Ok(())
     }
 }
 

@@ -249,7 +249,8 @@ impl Sites {
             let bytes = bincode::serialize(&self.history[h]).expect("history serializes");
             w.write(&StateRecord::Site(*h, bytes))?;
         }
-        w.finish()
+        ctx.syncing.borrow_mut().push(w.finish_syncing()?);
+        Ok(())
     }
 }
 
