@@ -470,14 +470,6 @@ impl StateWriter {
         Ok(())
     }
 
-    /// Flushes and syncs the file: state must be on disk before the commit.
-    pub fn finish(mut self) -> Result<(), OutputError> {
-        self.flush_block()?;
-        let path = &self.path;
-        let file = self.file.finish().map_err(|e| OutputError::io(path, e))?;
-        file.sync_all().map_err(|e| OutputError::io(path, e))
-    }
-
     /// Flushes the file and has it written and synced on threads of its own,
     /// so that the disk writes while the caller goes on (a worker's ledger
     /// state is a hundred megabytes or more: the disk took two workers'
@@ -757,7 +749,7 @@ mod tests {
         for r in &records {
             w.write(r).unwrap();
         }
-        w.finish().unwrap();
+        w.finish_syncing().unwrap().wait().unwrap();
         let size = std::fs::metadata(&path).unwrap().len();
         assert!(size > 2 * BLOCK_BYTES as u64, "{size}");
         let mut read = Vec::new();

@@ -450,11 +450,7 @@ impl EpochStage for PagesState {
                 pending.push((*k, *c));
             }
         }
-        write_saved(
-            &state::echo_part_path(&ctx.plan.staged_state_dir(), ctx.index),
-            "pages",
-            by_host,
-        )
+        write_saved(ctx, "pages", by_host)
     }
 }
 
@@ -481,10 +477,11 @@ fn shared_hosts<'a>(
 }
 
 fn write_saved(
-    path: &std::path::Path,
+    ctx: &WorkerCtx,
     stage: &str,
     by_host: BTreeMap<HostId, Saved>,
 ) -> Result<(), OutputError> {
+    let path = state::echo_part_path(&ctx.plan.staged_state_dir(), ctx.index);
     let path = path.with_file_name(format!(
         "{}-{stage}.bin",
         path.file_stem().and_then(|s| s.to_str()).unwrap_or("echo")
@@ -494,7 +491,9 @@ fn write_saved(
         let bytes = bincode::serialize(&saved).expect("echo state serializes");
         w.write(&StateRecord::Echo(h, bytes))?;
     }
-    w.finish()
+    // Waited for at the end of the finish (see `WorkerCtx::syncing`).
+    ctx.syncing.borrow_mut().push(w.finish_syncing()?);
+    Ok(())
 }
 
 /// The fewest bins of click curve a fit is made from.
@@ -768,11 +767,7 @@ fn persist_sources(
             (h, Saved::Sources(list))
         })
         .collect();
-    write_saved(
-        &state::echo_part_path(&ctx.plan.staged_state_dir(), ctx.index),
-        "sources",
-        by_host,
-    )
+    write_saved(ctx, "sources", by_host)
 }
 
 /// Stage 3; see the module docs. Its `echo_schedule` rows are written where
