@@ -31,7 +31,7 @@ import pagerank_peer
 import revisit_peer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WEBEVO = os.path.join(ROOT, "target", "release", "webevo")
+WEBEVO = os.path.join(ROOT, "target", "dist", "webevo")  # `make build` (Cargo.toml's `dist` profile)
 
 
 def sh(*args):

@@ -48,7 +48,7 @@ import time
 import duckdb
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WEBEVO = os.path.join(ROOT, "target", "release", "webevo")
+WEBEVO = os.path.join(ROOT, "target", "dist", "webevo")  # `make build` (Cargo.toml's `dist` profile)
 BINS = 20
 
 HOST_REGEX = r"^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^/?#@]*@)?([^/?#:]*)"

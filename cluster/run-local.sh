@@ -10,7 +10,7 @@ if [ $# -lt 2 ]; then
   exit 2
 fi
 n=$1; w=$2; shift 2
-bin=${WEBEVO:-$(dirname "$0")/../target/release/webevo}
+bin=${WEBEVO:-$(dirname "$0")/../target/dist/webevo}
 hostfile=$(mktemp)
 trap 'rm -f "$hostfile"' EXIT
 base=${WEBEVO_BASE_PORT:-2101}
