@@ -806,7 +806,8 @@ def discovery(args, data):
         command = f"make bench{'-quick' if args.preset == 'demo' else ''}"
     lines.append(f"### Discovery vs a DuckDB SQL peer: `{args.preset}` preset, {date}, webevo {rev}")
     lines.append("")
-    lines.append(f"Machine: {machine()}. Command: `{command}`: on the same generated data, "
+    lines.append(f"Machine: {machine()}. Binary: `target/dist/webevo` (Cargo.toml's `dist` profile). "
+                 f"Command: `{command}`: on the same generated data, "
                  f"`webevo run --job jobs/discovery.toml -w {workers}`, the same with the foundation tables only "
                  f"(`analyses = []`), and `benches/discovery_sql.py` (DuckDB {duckdb.__version__}, "
                  f"{workers} threads, timeout {args.sql_timeout:.0f} s), input in the page cache. "
