@@ -32,6 +32,7 @@ import revisit_peer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WEBEVO = os.path.join(ROOT, "target", "dist", "webevo")  # `make build` (Cargo.toml's `dist` profile)
+BINARY = "Binary: `target/dist/webevo` (Cargo.toml's `dist` profile)"
 
 
 def sh(*args):
@@ -170,7 +171,7 @@ def throughput(args, data):
     rev = revision()
     lines.append(f"### `{args.preset}` preset, {date}, webevo {rev}")
     lines.append("")
-    lines.append(f"Machine: {machine()}. {sh('rustc', '--version')}.")
+    lines.append(f"Machine: {machine()}. {sh('rustc', '--version')}. {BINARY}.")
     lines.append(f"Command: `make bench{'-quick' if args.preset == 'demo' else ''}` "
                  f"(`webevo generate --preset {args.preset} --seed 1`, then "
                  f"`webevo run -w 1` and `-w 2` over all snapshots, all analyses of `jobs/all.toml`).")
@@ -216,7 +217,7 @@ def scaling(args, base):
         shutil.rmtree(data, ignore_errors=True)
     lines = [f"### Scaling: `{args.preset}` preset at half, same and double size, "
              f"{datetime.date.today().isoformat()}, webevo {revision()}", ""]
-    lines.append(f"Machine: {machine()}. Command: `make bench` (`webevo generate --preset {args.preset} "
+    lines.append(f"Machine: {machine()}. {BINARY}. Command: `make bench` (`webevo generate --preset {args.preset} "
                  "--scale S --seed 1`, then all analyses of `jobs/all.toml` with 1 and 2 workers). "
                  "Per snapshot: the mean over snapshots 1 to the last (snapshot 0 has no history).")
     lines.append("")
@@ -306,7 +307,7 @@ def change(args, data):
     date = datetime.date.today().isoformat()
     lines.append(f"### Change analysis: `{args.preset}` preset, {date}, webevo {revision()}")
     lines.append("")
-    lines.append(f"Machine: {machine()}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
+    lines.append(f"Machine: {machine()}. {BINARY}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
                  f"--change-only` (part of `make bench`): `webevo run --job jobs/change.toml -w {workers}` and the "
                  f"same job with `analyses = []` on the same data, each {RUNS_PER_JOB} times interleaved; per "
                  f"snapshot the faster run of each.")
@@ -404,7 +405,7 @@ def rankmass(args, data):
     solve = {r[0]: r[5] for r in runs["orders2"]}
     date = datetime.date.today().isoformat()
     lines = [f"### RankMass: `{args.preset}` preset, {date}, webevo {revision()}", ""]
-    lines.append(f"Machine: {machine()}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
+    lines.append(f"Machine: {machine()}. {BINARY}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
                  f"--rankmass-only` (part of `make bench`): `webevo run --job jobs/rankmass.toml` with "
                  f"`orderings = false` on 1 and 2 workers, then with the orderings on 2 workers. Times are worker "
                  f"0's wall times (`pagerank_runs.seconds`, `rankmass_summary.seconds`); the peer is igraph "
@@ -507,7 +508,7 @@ def echo(args, data):
                       "the 100k-source probe did not run")
     date = datetime.date.today().isoformat()
     lines = [f"### ECHO: `{args.preset}` news crawl, {date}, webevo {revision()}", ""]
-    lines.append(f"Machine: {machine()}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
+    lines.append(f"Machine: {machine()}. {BINARY}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
                  f"--echo-only` (part of `make bench`): `webevo run --job jobs/echo-eval.toml -w {workers}` on "
                  f"`{args.preset}-data/news` ({len(seqs)} partial snapshots, 10 minutes apart) and the same run "
                  f"with `analyses = []`.")
@@ -593,7 +594,7 @@ def exchange(args, data):
         f"select snapshot, links from read_parquet('{out}/snapshots/**/*.parquet', hive_partitioning = true)").fetchall())
     lines = [f"### Exchange between 2 processes: `{args.preset}` preset, {datetime.date.today().isoformat()}, "
              f"webevo {revision()}", ""]
-    lines.append(f"Machine: {machine()}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
+    lines.append(f"Machine: {machine()}. {BINARY}. Command: `.venv/bin/python benches/bench.py --preset {args.preset} "
                  f"--exchange-only` (part of `make bench`): `webevo run --job J -w 1 -n 2 -p I --hostfile F` for "
                  f"I = 0, 1 on loopback, with J = `analyses = []` (the foundation tables: reading, routing by host, "
                  f"the ledger) and J = `jobs/all.toml`. Bytes are what process 0 sent to and received from process "
@@ -806,7 +807,7 @@ def discovery(args, data):
         command = f"make bench{'-quick' if args.preset == 'demo' else ''}"
     lines.append(f"### Discovery vs a DuckDB SQL peer: `{args.preset}` preset, {date}, webevo {rev}")
     lines.append("")
-    lines.append(f"Machine: {machine()}. Binary: `target/dist/webevo` (Cargo.toml's `dist` profile). "
+    lines.append(f"Machine: {machine()}. {BINARY}. "
                  f"Command: `{command}`: on the same generated data, "
                  f"`webevo run --job jobs/discovery.toml -w {workers}`, the same with the foundation tables only "
                  f"(`analyses = []`), and `benches/discovery_sql.py` (DuckDB {duckdb.__version__}, "
