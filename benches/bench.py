@@ -32,7 +32,7 @@ import revisit_peer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WEBEVO = os.path.join(ROOT, "target", "dist", "webevo")  # `make build` (Cargo.toml's `dist` profile)
-BINARY = "Binary: `target/dist/webevo` (Cargo.toml's `dist` profile)"
+BINARY = f"Binary: `{os.path.relpath(WEBEVO, ROOT)}` (Cargo.toml's `dist` profile)"
 
 
 def sh(*args):

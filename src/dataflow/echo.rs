@@ -491,8 +491,7 @@ fn write_saved(
         let bytes = bincode::serialize(&saved).expect("echo state serializes");
         w.write(&StateRecord::Echo(h, bytes))?;
     }
-    // Waited for at the end of the finish (see `WorkerCtx::syncing`).
-    ctx.syncing.borrow_mut().push(w.finish_syncing()?);
+    ctx.sync_at_end(w.finish_syncing()?);
     Ok(())
 }
 

@@ -253,8 +253,7 @@ fn persist(ledger: &Ledger, ctx: &WorkerCtx) -> Result<(), OutputError> {
             Ok(syncing) => syncing?,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        // Waited for at the end of the finish (see `WorkerCtx::syncing`).
-        ctx.syncing.borrow_mut().push(syncing);
+        ctx.sync_at_end(syncing);
         pages
     })?;
     if ctx.index == 0 {

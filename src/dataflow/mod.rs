@@ -95,6 +95,14 @@ pub struct WorkerCtx {
     pub syncing: Rc<RefCell<Vec<crate::state::Syncing>>>,
 }
 
+impl WorkerCtx {
+    /// Leaves `file` to reach the disk while the finish goes on: the worker
+    /// waits for it once the finish epoch is through (see [`Self::syncing`]).
+    pub fn sync_at_end(&self, file: crate::state::Syncing) {
+        self.syncing.borrow_mut().push(file);
+    }
+}
+
 /// The discovery analysis (docs/discovery.md): the closure, the per-site rounds,
 /// and their tables.
 fn build_discovery<'s>(

@@ -1147,7 +1147,7 @@ impl Solver {
         for (page, (host, rank)) in ids {
             w.write(&StateRecord::Rank(*host, *page, *rank))?;
         }
-        ctx.syncing.borrow_mut().push(w.finish_syncing()?);
+        ctx.sync_at_end(w.finish_syncing()?);
         Ok(())
     }
 }

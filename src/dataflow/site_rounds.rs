@@ -249,7 +249,7 @@ impl Sites {
             let bytes = bincode::serialize(&self.history[h]).expect("history serializes");
             w.write(&StateRecord::Site(*h, bytes))?;
         }
-        ctx.syncing.borrow_mut().push(w.finish_syncing()?);
+        ctx.sync_at_end(w.finish_syncing()?);
         Ok(())
     }
 }
