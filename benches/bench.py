@@ -31,8 +31,16 @@ import pagerank_peer
 import revisit_peer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WEBEVO = os.path.join(ROOT, "target", "dist", "webevo")  # `make build` (Cargo.toml's `dist` profile)
-BINARY = f"Binary: `{os.path.relpath(WEBEVO, ROOT)}` (Cargo.toml's `dist` profile)"
+# `make bench*` measure the profile-guided build (`make build-pgo`); run by hand,
+# the `make build` binary unless WEBEVO names another.
+WEBEVO = discovery_sql.WEBEVO
+BINARY_KINDS = {
+    os.path.join("target", "pgo", "dist", "webevo"):
+        "`make build-pgo`: Cargo.toml's `dist` profile with profile-guided optimization",
+    os.path.join("target", "dist", "webevo"): "`make build`: Cargo.toml's `dist` profile",
+}
+BINARY = (f"Binary: `{os.path.relpath(WEBEVO, ROOT)}` "
+          f"({BINARY_KINDS.get(os.path.relpath(WEBEVO, ROOT), 'named by WEBEVO')})")
 
 
 def sh(*args):

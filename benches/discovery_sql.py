@@ -48,7 +48,9 @@ import time
 import duckdb
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WEBEVO = os.path.join(ROOT, "target", "dist", "webevo")  # `make build` (Cargo.toml's `dist` profile)
+# `make build` (Cargo.toml's `dist` profile) unless WEBEVO names another binary
+# (`make bench*` name the profile-guided one).
+WEBEVO = os.path.abspath(os.environ.get("WEBEVO") or os.path.join(ROOT, "target", "dist", "webevo"))
 BINS = 20
 
 HOST_REGEX = r"^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^/?#@]*@)?([^/?#:]*)"
