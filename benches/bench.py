@@ -220,7 +220,7 @@ def scaling(args, base):
         data = os.path.join(ROOT, f"{args.preset}-data-x{scale:g}")
         if not os.path.isdir(data):
             subprocess.run([WEBEVO, "generate", "-q", "--preset", args.preset, "--scale", f"{scale:g}",
-                            "--seed", "1", "--out", data], check=True)
+                            "--seed", "1", "--no-news", "--out", data], check=True)
         sizes[scale] = throughput_runs(f"{args.preset}-x{scale:g}", data)
         shutil.rmtree(data, ignore_errors=True)
     lines = [f"### Scaling: `{args.preset}` preset at half, same and double size, "

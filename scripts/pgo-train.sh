@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
 # The training run of profile-guided optimization (`make build-pgo`). An
 # instrumented webevo generates a crawl of the bench's shape at a fifth of its
-# size (another seed than the benchmarks'), runs every analysis over all its
-# snapshots but the last, then the last alone (the daily incremental run), and
-# reads the last snapshot again as `webevo check` does; then it runs ECHO's policy
-# simulation on the demo's news crawl (the bench-shaped one takes minutes). Two
-# workers, as the demo and the benchmarks run it, so the exchange paths are
-# trained too. The counts it leaves steer the optimizing build's inlining and
-# code layout. Trained on the demo's crawl alone, the binary gained less on the
-# bench crawl (BENCHMARKS.md, "Session 62"): loops run longer and tables grow
-# bigger at this size.
+# size (another seed than the benchmarks'; no news crawl), runs every analysis
+# over all its snapshots but the last, then the last alone (the daily
+# incremental run), and reads the last snapshot again as `webevo check` does;
+# then it runs ECHO's policy simulation on the demo's news crawl (the bench's
+# takes minutes). Two workers, as the demo and the benchmarks run it, so the
+# exchange paths are trained too. The counts it leaves steer the optimizing
+# build's inlining and code layout. Trained on the demo's crawl alone, the
+# binary gained about two thirds as much on the bench crawl (BENCHMARKS.md,
+# "Session 62").
 #
 # usage: scripts/pgo-train.sh INSTRUMENTED_WEBEVO WORK_DIR
+# PGO_TRAIN_SCALE (default 0.2) sets the crawl's size; the integration test
+# (tests/pgo_train.rs) runs this script at a tiny one so it keeps up with the CLI.
 set -euo pipefail
 bin=$1
 work=$2
+scale=${PGO_TRAIN_SCALE:-0.2}
 rm -rf "$work"
 mkdir -p "$work"
 cd "$(dirname "$0")/.."
 
 echo "pgo-train: generating the training crawl..." >&2
-"$bin" generate --preset bench --scale 0.2 --seed 7 --out "$work/data" -q
+"$bin" generate --preset bench --scale "$scale" --seed 7 --no-news --out "$work/data" -q
 snaps=$(ls "$work/data/snapshots" | sort -n)
 last=$(echo "$snaps" | tail -n 1)
 

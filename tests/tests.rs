@@ -33,6 +33,8 @@ mod incremental;
 mod echo;
 // Every job file in jobs/ parses.
 mod jobs;
+// `make build-pgo`'s training script runs to the end with the current CLI.
+mod pgo_train;
 // Host placement: large hosts pinned apart, kept with the state, same tables.
 mod placement;
 // pagerank and pagerank_runs against power iteration on random crawls, cold and warm.

@@ -36,6 +36,11 @@ pub struct Args {
     /// the benchmark's scaling runs use 0.5 and 2).
     #[arg(long, default_value_t = 1.0)]
     scale: f64,
+    /// Skip the news crawl (`OUT/news`, ECHO's frequent partial crawl of front
+    /// pages): its size does not follow --scale, and at the bench preset it
+    /// takes most of the time.
+    #[arg(long)]
+    no_news: bool,
     /// Random seed; the same seed gives the same files.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -55,6 +60,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         args.scale,
         args.seed,
         &args.out,
+        !args.no_news,
         &mut |line| {
             if lines {
                 eprintln!("webevo: {line}")

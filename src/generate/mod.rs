@@ -98,16 +98,19 @@ pub fn generate(
     out: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> anyhow::Result<GenerateSummary> {
-    generate_scaled(preset, 1.0, seed, out, progress)
+    generate_scaled(preset, 1.0, seed, out, true, progress)
 }
 
 /// [`generate`] with `scale` times the preset's hosts and pages (the same shape
-/// of web, bigger or smaller: for measuring how costs grow with size).
+/// of web, bigger or smaller: for measuring how costs grow with size), and the
+/// news crawl only when `news` (its size is the preset's at any scale, and at
+/// the bench preset it takes most of the time: runs that never read it skip it).
 pub fn generate_scaled(
     preset: Preset,
     scale: f64,
     seed: u64,
     out: &Path,
+    news: bool,
     progress: &mut dyn FnMut(&str),
 ) -> anyhow::Result<GenerateSummary> {
     if !(scale > 0.0 && scale.is_finite()) {
@@ -154,11 +157,16 @@ pub fn generate_scaled(
             report.add(written?);
         }
         let hosts = hosts?;
-        let news = news::generate_news(preset, seed, &out.join("news"), &mut *report.progress)?;
+        let (news_snapshots, news_sources, news_articles) = if news {
+            let news = news::generate_news(preset, seed, &out.join("news"), &mut *report.progress)?;
+            (news.snapshots, news.sources, news.articles)
+        } else {
+            (0, 0, 0)
+        };
         Ok(GenerateSummary {
-            news_snapshots: news.snapshots,
-            news_sources: news.sources,
-            news_articles: news.articles,
+            news_snapshots,
+            news_sources,
+            news_articles,
             snapshots: total,
             pages: report.pages,
             links: report.links,

@@ -176,7 +176,7 @@ fn a_scale_multiplies_hosts_and_pages() {
         .iter()
         .map(|&scale| {
             let dir = tempfile::tempdir().unwrap();
-            generate_scaled(Preset::Demo, scale, 1, dir.path(), &mut |_| {}).unwrap()
+            generate_scaled(Preset::Demo, scale, 1, dir.path(), true, &mut |_| {}).unwrap()
         })
         .collect();
     for (what, one, two) in [
@@ -188,7 +188,37 @@ fn a_scale_multiplies_hosts_and_pages() {
         assert!((1.8..2.2).contains(&ratio), "{what}: {two} / {one}");
     }
     let dir = tempfile::tempdir().unwrap();
-    assert!(generate_scaled(Preset::Tiny, 0.0, 1, dir.path(), &mut |_| {}).is_err());
+    assert!(generate_scaled(Preset::Tiny, 0.0, 1, dir.path(), true, &mut |_| {}).is_err());
+}
+
+/// Without the news crawl (`--no-news`) the crawl's own files are the same,
+/// byte for byte, and no `news/` is written.
+#[test]
+fn no_news_leaves_the_crawl_as_it_was() {
+    let with = tempfile::tempdir().unwrap();
+    let without = tempfile::tempdir().unwrap();
+    let a = generate_scaled(Preset::Tiny, 1.0, 3, with.path(), true, &mut |_| {}).unwrap();
+    let b = generate_scaled(Preset::Tiny, 1.0, 3, without.path(), false, &mut |_| {}).unwrap();
+    assert!(a.news_snapshots > 0 && with.path().join("news").is_dir());
+    assert_eq!(
+        (b.news_snapshots, b.news_sources, b.news_articles),
+        (0, 0, 0)
+    );
+    assert!(!without.path().join("news").exists());
+    assert_eq!(
+        (a.snapshots, a.pages, a.links, a.hosts),
+        (b.snapshots, b.pages, b.links, b.hosts)
+    );
+    for seq in 0..a.snapshots {
+        for file in ["pages.parquet", "links.parquet", "snapshot.json"] {
+            let rel = format!("snapshots/{seq}/{file}");
+            assert_eq!(
+                std::fs::read(with.path().join(&rel)).unwrap(),
+                std::fs::read(without.path().join(&rel)).unwrap(),
+                "{rel}"
+            );
+        }
+    }
 }
 
 #[test]
