@@ -15,8 +15,9 @@
 # PGO_TRAIN_SCALE (default 0.2) sets the crawl's size; the integration test
 # (tests/pgo_train.rs) runs this script at a tiny one so it keeps up with the CLI.
 set -euo pipefail
-bin=$1
-work=$2
+# Both paths as given from where it was called, before the cd below.
+bin=$(realpath "$1")
+work=$(realpath -m "$2")
 scale=${PGO_TRAIN_SCALE:-0.2}
 rm -rf "$work"
 mkdir -p "$work"
