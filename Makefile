@@ -14,11 +14,11 @@ build:
 
 # The binary a production crawl should run and the benchmarks measure: the `dist`
 # profile with profile-guided optimization. An instrumented build runs
-# scripts/pgo-train.sh (every analysis on a crawl of the bench's shape, a fifth of its size,
-# incremental run included), and its counts of branches and calls steer the
-# second build's inlining and code layout: about 10% less CPU than `make build`
-# on the bench crawl (BENCHMARKS.md). Two builds of the whole program: about 25
-# minutes on 2 cores. Needs rustup's llvm-tools component (installed here when
+# scripts/pgo-train.sh (every analysis on a crawl of the bench's shape, a fifth
+# of its size, incremental run included), and its counts of branches and calls
+# steer the second build's inlining and code layout: about 7% less CPU than
+# `make build` on a new bench snapshot, 13% less to read one (BENCHMARKS.md,
+# "Session 62"). Two builds of the whole program: about 25 minutes on 2 cores. Needs rustup's llvm-tools component (installed here when
 # missing) for llvm-profdata of rustc's own LLVM version.
 WEBEVO_PGO := target/pgo/dist/webevo
 PGO_DIR := $(abspath target/pgo-train)
