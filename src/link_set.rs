@@ -38,6 +38,11 @@ pub struct HostIndex {
     /// The host interned last: a source's links arrive together, and most of
     /// them stay on its host, so this spares most of the hash probes.
     last: Option<(HostId, u32)>,
+    /// The host of the last link that left its source's host. Kept apart
+    /// from `last`, which such a link would otherwise take from the source
+    /// whose next link follows (12% of bench snapshot 9's links leave their
+    /// host, and each cost two probes).
+    last_off: Option<(HostId, u32)>,
 }
 
 impl HostIndex {
@@ -68,7 +73,15 @@ impl HostIndex {
         let dst_host = if l.dst_host == l.src_host {
             src_host
         } else {
-            self.intern(l.dst_host)
+            match self.last_off {
+                Some((h, i)) if h == l.dst_host => i,
+                _ => {
+                    let i = self.intern(l.dst_host);
+                    self.last = Some((l.src_host, src_host));
+                    self.last_off = Some((l.dst_host, i));
+                    i
+                }
+            }
         };
         Link {
             src: l.src,
@@ -824,5 +837,41 @@ mod tests {
         assert_eq!(hosts.intern(HostId(3)), a);
         assert_ne!(a, b);
         assert_eq!(hosts.id(b), HostId(4));
+    }
+
+    /// Links interned through the two caches (the source's host, the last
+    /// host a link left for) name their hosts as a plain map would: random
+    /// links, mostly on their source's host, in runs by source.
+    #[test]
+    fn links_intern_their_hosts_as_a_map_would() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(11);
+        let mut hosts = HostIndex::default();
+        let mut reference: HashMap<HostId, u32> = HashMap::new();
+        let index = |h: HostId, reference: &mut HashMap<HostId, u32>| {
+            let next = reference.len() as u32;
+            *reference.entry(h).or_insert(next)
+        };
+        for src in 0..2_000u64 {
+            let src_host = HostId(rng.random_range(0..40));
+            for dst in 0..rng.random_range(0..12u64) {
+                let dst_host = if rng.random_range(0..4) == 0 {
+                    HostId(rng.random_range(0..40))
+                } else {
+                    src_host
+                };
+                let l = hosts.link(LinkKey {
+                    src: PageId(src),
+                    dst: PageId(dst),
+                    src_host,
+                    dst_host,
+                });
+                // The reference interns in the same order: source, then
+                // destination.
+                assert_eq!(l.src_host, index(src_host, &mut reference));
+                assert_eq!(l.dst_host, index(dst_host, &mut reference));
+                assert_eq!(hosts.key(l).dst_host, dst_host);
+            }
+        }
     }
 }
