@@ -443,6 +443,15 @@ impl LinkGather {
                 set.dsts.copy_within(run.clone(), write);
                 set.dst_hosts.copy_within(run, write);
                 write += end - start;
+            } else if end - start <= SMALL_RUN {
+                set.dsts.copy_within(run.clone(), write);
+                set.dst_hosts.copy_within(run, write);
+                let kept = sort_dedup_small(
+                    &mut set.dsts[write..write + end - start],
+                    &mut set.dst_hosts[write..write + end - start],
+                );
+                *duplicates += (end - start - kept) as u64;
+                write += kept;
             } else {
                 scratch.clear();
                 scratch.extend(
@@ -467,6 +476,39 @@ impl LinkGather {
         set.dst_hosts.truncate(write);
         set
     }
+}
+
+/// Runs of at most this many links are sorted where they lie
+/// ([`sort_dedup_small`]); longer ones through a scratch vector of pairs.
+const SMALL_RUN: usize = 32;
+
+/// Sorts `dsts` (with `hosts` alongside) by insertion, drops the repeats of
+/// a destination, and returns how many links are left at the front. A
+/// source's links arrive in the order of their URLs, so nearly every run
+/// needs sorting by id, and most runs are short (ten links on average on
+/// bench snapshot 9): zipping each into a scratch vector of pairs and back
+/// cost more than the sort.
+fn sort_dedup_small(dsts: &mut [PageId], hosts: &mut [u32]) -> usize {
+    for i in 1..dsts.len() {
+        let (d, h) = (dsts[i], hosts[i]);
+        let mut j = i;
+        while j > 0 && dsts[j - 1] > d {
+            dsts[j] = dsts[j - 1];
+            hosts[j] = hosts[j - 1];
+            j -= 1;
+        }
+        dsts[j] = d;
+        hosts[j] = h;
+    }
+    let mut kept = dsts.len().min(1);
+    for i in 1..dsts.len() {
+        if dsts[i] != dsts[kept - 1] {
+            dsts[kept] = dsts[i];
+            hosts[kept] = hosts[i];
+            kept += 1;
+        }
+    }
+    kept
 }
 
 /// Destinations per bucket of [`permute`]'s first pass (a power of two):
