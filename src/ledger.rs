@@ -169,6 +169,10 @@ pub struct Batch {
     pub collision: Option<String>,
 }
 
+/// How many links ahead [`Ledger::gather`] asks for a destination host's
+/// slot in the host index.
+const HOSTS_AHEAD: usize = 16;
+
 /// How many known fetches ahead the fold asks for a page's state (see
 /// `Ledger::advance_into`): enough misses in flight to keep the memory busy.
 const FOLD_AHEAD: usize = 16;
@@ -502,7 +506,14 @@ impl Ledger {
 
     /// Gathers a batch of links.
     fn gather_links(&mut self, batch: &mut Batch, b: &LinkBatch) {
-        for &l in &b.links {
+        // A link's destination host is asked for ahead when it is not its
+        // source's: most are, and those need no probe (`HostIndex::link`).
+        for (i, &l) in b.links.iter().enumerate() {
+            if let Some(ahead) = b.links.get(i + HOSTS_AHEAD) {
+                if ahead.dst_host != ahead.src_host {
+                    self.link_hosts.prefetch(ahead.dst_host);
+                }
+            }
             batch.links.push(self.link_hosts.link(LinkKey::from(l)));
         }
     }
