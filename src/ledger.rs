@@ -45,7 +45,7 @@ use crate::output::change::{GroupChangeRow, PageChangeRow, PlanInput};
 use crate::output::echo::SourceKind;
 use crate::page_state::PageRunBuilder;
 pub use crate::page_state::PageState;
-use crate::state::{PartSizes, StateRecord};
+use crate::state::{PackedLinks, PartSizes, StateRecord};
 use crate::url_arena::UrlArena;
 
 /// Pages per [`StateRecord::Pages`] run at most: a run is decoded whole, and
@@ -619,7 +619,7 @@ impl Ledger {
                     self.restoring_links.push(self.link_hosts.link(l));
                 }
             }
-            StateRecord::Links(b) => {
+            StateRecord::Links(b) | StateRecord::PackedLinks(PackedLinks(b)) => {
                 b.check()?;
                 self.restoring_links.append_block(&mut self.link_hosts, &b);
             }
@@ -1343,7 +1343,8 @@ impl Ledger {
             }
             Some(StateRecord::Pages(run.finish()))
         });
-        let links = self.links.blocks(&self.link_hosts).map(StateRecord::Links);
+        let links =
+            (self.links.blocks(&self.link_hosts)).map(|b| StateRecord::PackedLinks(PackedLinks(b)));
         let events = self.events.iter().map(|(k, c)| StateRecord::Event(*k, *c));
         let changes = self.change.iter().flat_map(move |book| {
             book.histories()
@@ -1676,9 +1677,24 @@ mod tests {
             let order = first.table_order();
             let state: Vec<StateRecord> = first.state_records(&order).collect();
             assert!(state.iter().any(|r| matches!(r, StateRecord::Pages(_))));
-            assert!(state.iter().any(|r| matches!(r, StateRecord::Links(_))));
-            // The same state as version 4 wrote it: a record per page, and
-            // (as version 5 also did) one per source's links.
+            assert!(state
+                .iter()
+                .any(|r| matches!(r, StateRecord::PackedLinks(_))));
+            // As a file holds it: each record through its bytes.
+            let state: Vec<StateRecord> = state
+                .iter()
+                .map(|r| bincode::deserialize(&bincode::serialize(r).unwrap()).unwrap())
+                .collect();
+            // The same state as version 6 wrote it: its link blocks unpacked.
+            let version_6: Vec<StateRecord> = state
+                .iter()
+                .map(|r| match r {
+                    StateRecord::PackedLinks(PackedLinks(b)) => StateRecord::Links(b.clone()),
+                    r => r.clone(),
+                })
+                .collect();
+            // As version 4 wrote it: a record per page, and (as version 5
+            // also did) one per source's links.
             let version_4: Vec<StateRecord> = state
                 .iter()
                 .flat_map(|r| match r {
@@ -1695,12 +1711,14 @@ mod tests {
                         .unwrap();
                         pages
                     }
-                    StateRecord::Links(b) => b.outlinks().map(StateRecord::Outlinks).collect(),
+                    StateRecord::PackedLinks(PackedLinks(b)) => {
+                        b.outlinks().map(StateRecord::Outlinks).collect()
+                    }
                     r => vec![r.clone()],
                 })
                 .collect();
             want.retain(|_, c| *c != 0);
-            for state in [state, version_4] {
+            for state in [state, version_6, version_4] {
                 let mut second = Ledger::default();
                 let mut got = FastMap::default();
                 accumulate(&mut got, second.restore(snaps[split - 1].0.seq, state));

@@ -6,6 +6,7 @@
 
 pub mod algo;
 pub mod bits;
+pub mod byte_string;
 pub mod chain_store;
 pub mod change_book;
 pub mod cli;

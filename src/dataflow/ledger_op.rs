@@ -21,7 +21,7 @@ use crate::output::change::PageChangeRow;
 use crate::output::pages_table::{KeptPart, PagesPart, RowsHash};
 use crate::output::parquet::{part_path, BATCH_ROWS};
 use crate::output::rows::PageColumns;
-use crate::state::{self, StateRecord, StateWriter};
+use crate::state::{self, PackedLinks, StateRecord, StateWriter};
 
 /// Routes `records` by host into each worker's [`Ledger`] and returns the ledger's
 /// updates. At the run's finish epoch (after the last snapshot) the ledger writes
@@ -335,7 +335,9 @@ pub fn send_state(
     for part in &parts {
         state::read_part(part, |rec: StateRecord| match rec {
             // Its sources go to their hosts' workers one by one.
-            StateRecord::Links(b) if b.check().is_ok() => {
+            StateRecord::Links(b) | StateRecord::PackedLinks(PackedLinks(b))
+                if b.check().is_ok() =>
+            {
                 for o in b.outlinks() {
                     send(Record::Restore(Box::new(StateRecord::Outlinks(o))));
                 }

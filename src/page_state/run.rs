@@ -14,6 +14,8 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::byte_string::{ByteBuf, Bytes};
+
 use super::{checked_seq, site_of, PageState, NO_SEQ, NO_TIME};
 use crate::model::{HostId, PageId};
 use crate::url_arena::UrlRef;
@@ -298,45 +300,6 @@ impl<'de> Deserialize<'de> for PageRun {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<PageRun, D::Error> {
         let (host, count, ByteBuf(bytes)) = Deserialize::deserialize(deserializer)?;
         Ok(PageRun { host, count, bytes })
-    }
-}
-
-struct Bytes<'a>(&'a [u8]);
-
-impl Serialize for Bytes<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_bytes(self.0)
-    }
-}
-
-struct ByteBuf(Vec<u8>);
-
-impl<'de> Deserialize<'de> for ByteBuf {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ByteBuf, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ByteBuf;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a byte string")
-            }
-            fn visit_bytes<E>(self, v: &[u8]) -> Result<ByteBuf, E> {
-                Ok(ByteBuf(v.to_vec()))
-            }
-            fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<ByteBuf, E> {
-                Ok(ByteBuf(v))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<ByteBuf, A::Error> {
-                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
-                while let Some(b) = seq.next_element()? {
-                    v.push(b);
-                }
-                Ok(ByteBuf(v))
-            }
-        }
-        deserializer.deserialize_byte_buf(Visitor)
     }
 }
 
