@@ -677,23 +677,52 @@ impl Ledger {
         }
         let mut deltas = Deltas::default();
         let (mut new_fetched, mut new_named) = (0, 0);
+        // The pages of the fetched, known and alive sets, marked with the
+        // sets they are in and sorted together once: three sorts of three
+        // vectors grown a page at a time were two thirds of this function.
+        const FETCHED: u8 = 1;
+        const KNOWN: u8 = 2;
+        const ALIVE: u8 = 4;
+        let mut marked: Vec<(PageId, u8)> = Vec::with_capacity(self.pages.len());
+        let mut counts = [0usize; 3];
         for (id, st) in self.pages.iter() {
             let new = st.first_seen() == seq;
+            let mut sets = 0;
             if st.last_fetched() == Some(seq) {
-                self.fetched.push(*id);
+                sets |= FETCHED;
                 deltas.add(st.host, HostFact::Fetched, 1);
                 new_fetched += new as usize;
             } else {
                 new_named += new as usize;
             }
             if st.last_seen() == seq {
-                self.known.push(*id);
+                sets |= KNOWN;
                 deltas.add(st.host, HostFact::Known, 1);
             }
             if st.alive {
-                self.alive.push(*id);
+                sets |= ALIVE;
+            }
+            if sets != 0 {
+                marked.push((*id, sets));
+                for (i, count) in counts.iter_mut().enumerate() {
+                    *count += usize::from(sets >> i & 1);
+                }
             }
         }
+        marked.sort_unstable_by_key(|&(id, _)| id);
+        for (set, (flag, count)) in [
+            (&mut self.fetched, (FETCHED, counts[0])),
+            (&mut self.known, (KNOWN, counts[1])),
+            (&mut self.alive, (ALIVE, counts[2])),
+        ] {
+            let before = set.len();
+            set.reserve_exact(count);
+            set.extend(marked.iter().filter(|m| m.1 & flag != 0).map(|m| m.0));
+            if before > 0 {
+                set.sort_unstable(); // never so far: a restore starts a run
+            }
+        }
+        drop(marked);
         let mut duplicates = 0;
         self.links = std::mem::take(&mut self.restoring_links).into_set(&mut duplicates);
         for o in self.links.sources() {
@@ -703,9 +732,6 @@ impl Ledger {
         for (k, c) in &self.events {
             deltas.add(k.host, k.key, *c);
         }
-        self.fetched.sort_unstable();
-        self.known.sort_unstable();
-        self.alive.sort_unstable();
         self.events.sort_unstable();
         // The restored snapshot's pages stand in for its batch's records:
         // the next batch's new fetches and mentions of new pages grew by
