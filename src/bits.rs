@@ -36,6 +36,17 @@ impl Bits {
         absent
     }
 
+    /// The set as its words, bit `i % 64` of word `i / 64` for index `i`
+    /// (how the state stores a set: [`crate::state::PackedLinks`]).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// The set whose words are `words` (see [`Bits::words`]).
+    pub fn from_words(words: Vec<u64>) -> Bits {
+        Bits { words }
+    }
+
     pub fn heap_bytes(&self) -> usize {
         self.words.capacity() * 8
     }

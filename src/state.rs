@@ -12,10 +12,9 @@ use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use serde::{Deserializer, Serializer};
-
+use crate::bits::Bits;
 use crate::byte_string::{ByteBuf, Bytes};
 use crate::change_book::HistoryRecord;
 use crate::direct_file::DirectFile;
@@ -176,19 +175,20 @@ impl PackedLinks {
     fn encode(&self) -> Vec<u8> {
         let b = &self.0;
         let (sources, links) = (b.srcs.len(), b.dsts.len());
-        let mut off_bits = vec![0u64; links.div_ceil(64)];
+        let mut leaving = Bits::with_len(links);
         let mut off_hosts: Vec<u32> = Vec::new();
         let mut start = 0;
         for (&end, &src_host) in b.ends.iter().zip(&b.src_hosts) {
             let end = (end as usize).max(start).min(links);
-            for (j, &h) in b.dst_hosts[start..end].iter().enumerate() {
+            for (l, &h) in (start..end).zip(&b.dst_hosts[start..end]) {
                 if h != src_host {
-                    off_bits[(start + j) / 64] |= 1 << ((start + j) % 64);
+                    leaving.insert(l);
                     off_hosts.push(h);
                 }
             }
             start = end;
         }
+        let off_bits = leaving.words();
         let mut out = Vec::with_capacity(
             16 + 8 * (b.hosts.len() + sources + links + off_bits.len())
                 + 4 * (2 * sources + off_hosts.len()),
@@ -236,16 +236,14 @@ impl PackedLinks {
         let src_hosts = u32s(take(sources, 4)?);
         let ends = u32s(take(sources, 4)?);
         let dsts = u64s(take(links, 8)?).into_iter().map(PageId).collect();
-        let off_bits = u64s(take(links.div_ceil(64), 8)?);
+        let leaving = Bits::from_words(u64s(take(links.div_ceil(64), 8)?));
         let off_hosts = u32s(take(off, 4)?);
         if !rest.is_empty() {
             return Err("a packed link block has bytes past its columns".into());
         }
-        let set = off_bits
-            .iter()
-            .map(|w| w.count_ones() as usize)
-            .sum::<usize>();
-        let spare = links % 64 != 0 && off_bits.last().is_some_and(|w| w >> (links % 64) != 0);
+        let words = leaving.words();
+        let set = words.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+        let spare = links % 64 != 0 && words.last().is_some_and(|w| w >> (links % 64) != 0);
         if set != off || spare {
             return Err("a packed link block's bits do not count its off-host links".into());
         }
@@ -264,7 +262,7 @@ impl PackedLinks {
         for (&end, &src_host) in block.ends.iter().zip(&block.src_hosts) {
             let end = (end as usize).max(start).min(links);
             block.dst_hosts.extend((start..end).map(|l| {
-                if off_bits[l / 64] >> (l % 64) & 1 == 1 {
+                if leaving.contains(l) {
                     off_hosts.next().unwrap_or(u32::MAX)
                 } else {
                     src_host
