@@ -459,6 +459,19 @@ impl LinkGather {
         set.ends.reserve_exact(sources);
     }
 
+    /// Maps the memory of the next `links` links from `sources` sources
+    /// now (see [`crate::memory::prefault_spare`]).
+    pub fn prefault(&mut self, links: usize, sources: usize) {
+        use crate::memory::prefault_spare;
+        let set = &mut self.set;
+        // Ignored: a kernel that cannot populate leaves the faults as they were.
+        let _ = prefault_spare(&mut set.dsts, links);
+        let _ = prefault_spare(&mut set.dst_hosts, links);
+        let _ = prefault_spare(&mut set.srcs, sources);
+        let _ = prefault_spare(&mut set.src_hosts, sources);
+        let _ = prefault_spare(&mut set.ends, sources);
+    }
+
     pub fn push(&mut self, l: Link) {
         self.set.append(l.src, l.src_host, &[l.dst], &[l.dst_host]);
     }

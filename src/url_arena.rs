@@ -74,7 +74,11 @@ impl UrlArena {
                 let next = self.filling.map_or(MIN_CHUNK, |c| {
                     (self.chunks[c].capacity() * 2).min(MAX_CHUNK)
                 });
-                self.chunks.push(Vec::with_capacity(next));
+                let mut chunk = Vec::with_capacity(next);
+                // Chunks fill up one after another: map a large one whole
+                // now rather than a fault a page as URLs arrive.
+                let _ = crate::memory::prefault_spare(&mut chunk, next);
+                self.chunks.push(chunk);
                 self.filling = Some(self.chunks.len() - 1);
             }
             self.filling.expect("a chunk is being filled")

@@ -544,7 +544,10 @@ impl UrlCache {
         }
         let (host, page) = ids.unwrap_or((HostId(0), PageId(0)));
         if self.blocks.last().is_none_or(|b| b.len() == ENDPOINT_BLOCK) {
-            self.blocks.push(Vec::with_capacity(ENDPOINT_BLOCK));
+            let mut block = Vec::with_capacity(ENDPOINT_BLOCK);
+            // Filled before the next is made: mapped whole now (2 MB).
+            let _ = crate::memory::prefault_spare(&mut block, ENDPOINT_BLOCK);
+            self.blocks.push(block);
         }
         let raw = self.raw.push(raw, 0, 0);
         let block = self.blocks.last_mut().expect("a block has room");
