@@ -585,11 +585,9 @@ impl Ledger {
         // The pages and links the part holds are about to be written there:
         // mapped in one call each rather than a fault per page (the
         // restored pages and links are 150 MB a worker on bench snapshot 9).
-        let _ = crate::memory::prefault_spare(&mut self.restoring, room(sizes.pages));
+        crate::memory::prefault_spare(&mut self.restoring, room(sizes.pages));
         self.restoring_links
             .reserve(room(sizes.links), room(sizes.sources));
-        self.restoring_links
-            .prefault(room(sizes.links), room(sizes.sources));
     }
 
     /// Takes one persisted record into the ledger (at the restore epoch, before

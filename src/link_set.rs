@@ -449,27 +449,20 @@ impl LinkGather {
             .extend(block.dst_hosts.iter().map(|&h| local[h as usize]));
     }
 
-    /// Room for `links` more links from `sources` more sources, exactly.
+    /// Room for `links` more links from `sources` more sources, exactly,
+    /// its memory mapped now (see [`crate::memory::prefault_spare`]): a
+    /// restore fills it at once.
     pub fn reserve(&mut self, links: usize, sources: usize) {
+        fn room<T>(v: &mut Vec<T>, n: usize) {
+            v.reserve_exact(n);
+            crate::memory::prefault_spare(v, n);
+        }
         let set = &mut self.set;
-        set.dsts.reserve_exact(links);
-        set.dst_hosts.reserve_exact(links);
-        set.srcs.reserve_exact(sources);
-        set.src_hosts.reserve_exact(sources);
-        set.ends.reserve_exact(sources);
-    }
-
-    /// Maps the memory of the next `links` links from `sources` sources
-    /// now (see [`crate::memory::prefault_spare`]).
-    pub fn prefault(&mut self, links: usize, sources: usize) {
-        use crate::memory::prefault_spare;
-        let set = &mut self.set;
-        // Ignored: a kernel that cannot populate leaves the faults as they were.
-        let _ = prefault_spare(&mut set.dsts, links);
-        let _ = prefault_spare(&mut set.dst_hosts, links);
-        let _ = prefault_spare(&mut set.srcs, sources);
-        let _ = prefault_spare(&mut set.src_hosts, sources);
-        let _ = prefault_spare(&mut set.ends, sources);
+        room(&mut set.dsts, links);
+        room(&mut set.dst_hosts, links);
+        room(&mut set.srcs, sources);
+        room(&mut set.src_hosts, sources);
+        room(&mut set.ends, sources);
     }
 
     pub fn push(&mut self, l: Link) {

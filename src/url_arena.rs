@@ -77,7 +77,7 @@ impl UrlArena {
                 let mut chunk = Vec::with_capacity(next);
                 // Chunks fill up one after another: map a large one whole
                 // now rather than a fault a page as URLs arrive.
-                let _ = crate::memory::prefault_spare(&mut chunk, next);
+                crate::memory::prefault_spare(&mut chunk, next);
                 self.chunks.push(chunk);
                 self.filling = Some(self.chunks.len() - 1);
             }

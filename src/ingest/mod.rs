@@ -546,7 +546,7 @@ impl UrlCache {
         if self.blocks.last().is_none_or(|b| b.len() == ENDPOINT_BLOCK) {
             let mut block = Vec::with_capacity(ENDPOINT_BLOCK);
             // Filled before the next is made: mapped whole now (2 MB).
-            let _ = crate::memory::prefault_spare(&mut block, ENDPOINT_BLOCK);
+            crate::memory::prefault_spare(&mut block, ENDPOINT_BLOCK);
             self.blocks.push(block);
         }
         let raw = self.raw.push(raw, 0, 0);
