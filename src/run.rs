@@ -459,10 +459,7 @@ fn run_worker(
         // With as many workers as wrote the state, the ledger reads its own
         // part files in place (see `ledger_op::restore`); else they are routed.
         let result = match crate::state::own_parts(&plan.state_dir, peers, index) {
-            Ok(Some(parts)) => {
-                crate::state::read_ahead(&parts);
-                Ok(())
-            }
+            Ok(Some(_)) => Ok(()),
             Ok(None) => ledger_op::send_state(&ctx, peers, &mut |rec| {
                 records += 1;
                 input.send(rec)

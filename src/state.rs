@@ -9,7 +9,7 @@
 //! of data (page summaries, the last link set), never the history.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::bits::Bits;
 use crate::byte_string::{ByteBuf, Bytes};
 use crate::change_book::HistoryRecord;
-use crate::direct_file::DirectFile;
+use crate::direct_file::{DirectFile, DirectReader};
 use crate::error::OutputError;
 use crate::ledger::{HostState, LinkKey};
 use crate::model::{HostFact, HostId, HostKey, PageId};
@@ -460,29 +460,6 @@ pub fn own_parts(
     ))
 }
 
-/// Asks the kernel to start reading `parts` into its page cache now
-/// (`POSIX_FADV_WILLNEED`; a hint, so a failure is ignored). A run's state
-/// was written past the page cache ([`DirectFile`]) and is read whole by the
-/// restore, which decodes as it reads: read on demand, the disk waited for
-/// each megabyte's decoding and the decoding for the disk (bench snapshot 9:
-/// the restore 0.2 s longer from the disk than from the cache). Asked for the
-/// whole files at once, the disk reads ahead while the restore decodes.
-pub fn read_ahead(parts: &[PathBuf]) {
-    #[cfg(target_os = "linux")]
-    for path in parts {
-        use std::os::fd::AsRawFd;
-        if let Ok(f) = File::open(path) {
-            // SAFETY: a plain hint on an open descriptor; it reads nothing
-            // into this process.
-            unsafe {
-                libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = parts;
-}
-
 /// What a ledger part holds, in its header (since version 5), so that a
 /// restore allocates its largest vectors once: growing them as records
 /// arrived copied each several times, a quarter of a restore's time on
@@ -653,8 +630,8 @@ impl Syncing {
 }
 
 /// An open part file, past its header.
-struct Part {
-    input: BufReader<File>,
+struct Part<R> {
+    input: R,
     len: u64,
     version: u32,
     sizes: PartSizes,
@@ -669,10 +646,11 @@ fn corrupt(path: &Path, problem: String) -> OutputError {
     }
 }
 
-fn open_part(path: &Path) -> Result<Part, OutputError> {
-    let f = File::open(path).map_err(|e| OutputError::io(path, e))?;
-    let len = f.metadata().map_err(|e| OutputError::io(path, e))?.len();
-    let mut input = BufReader::with_capacity(1 << 20, f);
+/// The part file at `path`, read through `input` (from its start).
+fn open_part<R: Read>(path: &Path, mut input: R) -> Result<Part<R>, OutputError> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| OutputError::io(path, e))?
+        .len();
     let truncated = || corrupt(path, "truncated state file header".into());
     let mut header = [0u8; 12];
     input.read_exact(&mut header).map_err(|_| truncated())?;
@@ -701,28 +679,41 @@ fn open_part(path: &Path) -> Result<Part, OutputError> {
     Ok(part)
 }
 
+/// The part file at `path` opened for its header alone.
+fn open_header(path: &Path) -> Result<Part<File>, OutputError> {
+    open_part(
+        path,
+        File::open(path).map_err(|e| OutputError::io(path, e))?,
+    )
+}
+
 /// What the header of a part file says it holds (all zero before version 5).
 pub fn part_sizes(path: &Path) -> Result<PartSizes, OutputError> {
-    Ok(open_part(path)?.sizes)
+    Ok(open_header(path)?.sizes)
 }
 
 /// [`part_sizes`], none above the file's length in bytes (a room a restore
 /// can reserve).
 pub fn part_room(path: &Path) -> Result<PartSizes, OutputError> {
-    let part = open_part(path)?;
+    let part = open_header(path)?;
     Ok(part.sizes.at_most(part.len))
 }
 
-/// Reads every record of a part file.
+/// Reads every record of a part file, past the page cache where the system
+/// allows: the state was written past it ([`DirectFile`]), so the file is on
+/// the disk alone, and a buffered read of it cost the kernel more CPU than
+/// the disk took time (see [`crate::direct_file`]). The reader's thread
+/// reads ahead while the records are decoded.
 pub fn read_part(path: &Path, mut visit: impl FnMut(StateRecord)) -> Result<(), OutputError> {
     let corrupt = |problem: String| corrupt(path, problem);
+    let reader = DirectReader::open(path).map_err(|e| OutputError::io(path, e))?;
     let Part {
         mut input,
         len,
         version,
         mut at,
         ..
-    } = open_part(path)?;
+    } = open_part(path, reader)?;
     if version == 3 {
         return read_stream(input, len, visit, corrupt);
     }
@@ -752,7 +743,7 @@ pub fn read_part(path: &Path, mut visit: impl FnMut(StateRecord)) -> Result<(), 
 
 /// Reads a version-3 part: records back to back, without blocks.
 fn read_stream(
-    input: BufReader<File>,
+    input: impl Read,
     len: u64,
     mut visit: impl FnMut(StateRecord),
     corrupt: impl Fn(String) -> OutputError,

@@ -331,7 +331,6 @@ pub fn send_state(
         .skip(ctx.index)
         .step_by(peers)
         .collect();
-    state::read_ahead(&parts);
     for part in &parts {
         state::read_part(part, |rec: StateRecord| match rec {
             // Its sources go to their hosts' workers one by one.
