@@ -594,25 +594,35 @@ fn open_direct_read(path: &Path) -> io::Result<(File, bool)> {
 mod tests {
     use super::*;
 
-    /// Every byte arrives, in order, for lengths around the alignment and the
-    /// piece, written in writes of odd sizes; buffered as well as direct;
-    /// finished here or on a thread.
-    #[test]
-    fn writes_every_byte() {
-        let dir = tempfile::tempdir().unwrap();
+    /// Bytes of a file over two pieces, and the lengths of it to try: around
+    /// the alignment and the piece, a file ending with a whole piece, all.
+    fn sample() -> (Vec<u8>, [usize; 10]) {
         let data: Vec<u8> = (0..PIECE * 2 + 3 * ALIGN + 17)
             .map(|i| (i * 7 % 251) as u8)
             .collect();
+        let n = data.len();
         let lens = [
             0,
             1,
             ALIGN - 1,
             ALIGN,
             ALIGN + 1,
+            PIECE - 1,
             PIECE,
             PIECE + 5,
-            data.len(),
+            2 * PIECE,
+            n,
         ];
+        (data, lens)
+    }
+
+    /// Every byte arrives, in order, for lengths around the alignment and the
+    /// piece, written in writes of odd sizes; buffered as well as direct;
+    /// finished here or on a thread.
+    #[test]
+    fn writes_every_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let (data, lens) = sample();
         for (direct, len) in [false, true].into_iter().flat_map(|d| lens.map(|n| (d, n))) {
             let path = dir.path().join(format!("f{len}-{direct}"));
             let mut f = DirectFile::open_with(&path, direct, true).unwrap();
@@ -640,21 +650,7 @@ mod tests {
     #[test]
     fn reads_every_byte() {
         let dir = tempfile::tempdir().unwrap();
-        let data: Vec<u8> = (0..PIECE * 2 + 3 * ALIGN + 17)
-            .map(|i| (i * 7 % 251) as u8)
-            .collect();
-        let lens = [
-            0,
-            1,
-            ALIGN - 1,
-            ALIGN,
-            ALIGN + 1,
-            PIECE - 1,
-            PIECE,
-            PIECE + 5,
-            2 * PIECE,
-            data.len(),
-        ];
+        let (data, lens) = sample();
         for (direct, len) in [false, true].into_iter().flat_map(|d| lens.map(|n| (d, n))) {
             let path = dir.path().join(format!("f{len}"));
             if !path.exists() {
