@@ -145,8 +145,7 @@ impl Writing {
 impl DirectFile {
     /// [`DirectFile::open_with`], direct unless `WEBEVO_BUFFERED_STATE=1`.
     pub fn open(path: &Path, truncate: bool) -> io::Result<DirectFile> {
-        let buffered = std::env::var_os("WEBEVO_BUFFERED_STATE").is_some_and(|v| v == "1");
-        Self::open_with(path, !buffered, truncate)
+        Self::open_with(path, direct_allowed(), truncate)
     }
 
     /// Creates the file at `path`, or truncates it if `truncate`, else
@@ -155,7 +154,7 @@ impl DirectFile {
     /// system allows it.
     pub fn open_with(path: &Path, direct: bool, truncate: bool) -> io::Result<DirectFile> {
         let (file, direct) = if direct {
-            open_direct(path, truncate)?
+            open_direct(path, &write_options(truncate))?
         } else {
             (open_buffered(path, truncate)?, false)
         };
@@ -342,15 +341,14 @@ pub struct DirectReader {
 impl DirectReader {
     /// [`DirectReader::open_with`], direct unless `WEBEVO_BUFFERED_STATE=1`.
     pub fn open(path: &Path) -> io::Result<DirectReader> {
-        let buffered = std::env::var_os("WEBEVO_BUFFERED_STATE").is_some_and(|v| v == "1");
-        Self::open_with(path, !buffered)
+        Self::open_with(path, direct_allowed())
     }
 
     /// Opens the file at `path` for reading from its start; direct if
     /// `direct` and the system allows it.
     pub fn open_with(path: &Path, direct: bool) -> io::Result<DirectReader> {
         let (file, direct) = if direct {
-            open_direct_read(path)?
+            open_direct(path, OpenOptions::new().read(true))?
         } else {
             (File::open(path)?, false)
         };
@@ -536,11 +534,14 @@ fn open_at(path: &Path, at: u64) -> io::Result<File> {
 /// An ordinary handle on a new file, or one written over from its start
 /// unless `truncate`.
 fn open_buffered(path: &Path, truncate: bool) -> io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(truncate)
-        .open(path)
+    write_options(truncate).open(path)
+}
+
+/// How a file to be written is opened: made if absent, cut if `truncate`.
+fn write_options(truncate: bool) -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(truncate);
+    options
 }
 
 #[cfg(target_os = "linux")]
@@ -548,46 +549,27 @@ const EINVAL: i32 = libc::EINVAL;
 #[cfg(not(target_os = "linux"))]
 const EINVAL: i32 = 22;
 
+/// The file at `path` opened with `options` and `O_DIRECT` where the file
+/// system takes it, else with `options` alone; and which it is.
 #[cfg(target_os = "linux")]
-fn open_direct(path: &Path, truncate: bool) -> io::Result<(File, bool)> {
+fn open_direct(path: &Path, options: &OpenOptions) -> io::Result<(File, bool)> {
     use std::os::unix::fs::OpenOptionsExt;
-    let direct = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(truncate)
-        .custom_flags(libc::O_DIRECT)
-        .open(path);
-    match direct {
+    match options.clone().custom_flags(libc::O_DIRECT).open(path) {
         Ok(file) => Ok((file, true)),
-        Err(e) if e.raw_os_error() == Some(EINVAL) => Ok((open_buffered(path, truncate)?, false)),
+        Err(e) if e.raw_os_error() == Some(EINVAL) => Ok((options.open(path)?, false)),
         Err(e) => Err(e),
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn open_direct(path: &Path, truncate: bool) -> io::Result<(File, bool)> {
-    Ok((open_buffered(path, truncate)?, false))
+fn open_direct(path: &Path, options: &OpenOptions) -> io::Result<(File, bool)> {
+    Ok((options.open(path)?, false))
 }
 
-/// The file at `path` opened for reading with `O_DIRECT` where the file
-/// system takes it, else as an ordinary handle; and which it is.
-#[cfg(target_os = "linux")]
-fn open_direct_read(path: &Path) -> io::Result<(File, bool)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(path)
-    {
-        Ok(file) => Ok((file, true)),
-        Err(e) if e.raw_os_error() == Some(EINVAL) => Ok((File::open(path)?, false)),
-        Err(e) => Err(e),
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn open_direct_read(path: &Path) -> io::Result<(File, bool)> {
-    Ok((File::open(path)?, false))
+/// Whether state files may bypass the page cache: unless
+/// `WEBEVO_BUFFERED_STATE=1` asks for the cache.
+fn direct_allowed() -> bool {
+    std::env::var_os("WEBEVO_BUFFERED_STATE").is_none_or(|v| v != "1")
 }
 
 #[cfg(test)]
