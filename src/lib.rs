@@ -16,6 +16,7 @@ pub mod echo_eval;
 pub mod error;
 pub mod exchange;
 pub mod failpoint;
+pub mod freed_hold;
 pub mod generate;
 pub mod grow;
 pub mod id_map;

@@ -17,6 +17,7 @@ static ALLOCATOR: Counted<std::alloc::System> = Counted(std::alloc::System);
 fn main() -> ExitCode {
     webevo::memory::count_heap();
     webevo::memory::tune_allocator();
+    webevo::freed_hold::enable();
     match webevo::cli::run(std::env::args_os()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -72,6 +72,15 @@ pub fn tune_allocator() {
     }
 }
 
+/// Sets mimalloc's purge delay (milliseconds; 0 gives freed memory back at
+/// once), as [`crate::freed_hold`] does between a fold and the next reading.
+#[cfg(feature = "mimalloc")]
+pub fn set_purge_delay(ms: i64) {
+    // SAFETY: sets one of the allocator's options, which mimalloc reads
+    // afresh each time it schedules a purge.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, ms as std::os::raw::c_long) };
+}
+
 /// The highest peak seen before any reset, so resets never hide the run's peak.
 static OVERALL: AtomicU64 = AtomicU64::new(0);
 /// The highest peak seen in this stage before a [`trace`] reset the kernel's.

@@ -497,6 +497,8 @@ fn run_worker(
             crate::memory::start_stage();
             crate::memory::set_current_snapshot(Some(seq));
         }
+        // The reading sets the run's peak: freed memory goes back at once.
+        crate::freed_hold::release();
         let started = Instant::now();
         input.advance_to(seq);
         let mut odd = OddRows::default();

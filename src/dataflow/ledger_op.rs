@@ -120,6 +120,9 @@ fn fold(
         return;
     }
     let odd_before = ledger.odd;
+    // Every worker of the process has read its share: what the fold and
+    // the analyses after it free stays mapped for what they allocate next.
+    crate::freed_hold::hold();
     let mut page_rows = SnapshotPart::<PageChangeRow>::new(ctx, t);
     let mut write_row = |r: PageChangeRow| page_rows.push(&r);
     crate::memory::trace(|| {
