@@ -18,9 +18,10 @@
 //! [`LOOK_EVERY`] and ends the hold when it comes within [`MARGIN`] of the
 //! peak the process had when the hold began: held memory never lifts the
 //! run's peak past that by more than the pages mapped between two looks.
-//! Without the watcher, the 1-worker run of every analysis over bench
-//! snapshots 0-9 peaked at 2,152 MiB instead of 1,408 (BENCHMARKS.md,
-//! "Session 68"): the analyses after the fold hold much more than the fold.
+//! Held from the first fold on with no watcher (a trial), the 1-worker run
+//! of every analysis over bench snapshots 0-9 peaked at 2,152 MiB instead of
+//! 1,408 (BENCHMARKS.md, "Session 68"): the analyses after a fold free and
+//! allocate far more than the fold.
 //!
 //! `WEBEVO_HOLD_FREED=0` turns the hold off, and a run given its own purge
 //! delay (`WEBEVO_PURGE_DELAY`) keeps that delay throughout.
