@@ -173,10 +173,7 @@ impl Allocator for Process {
 
     fn purge(&self) {
         #[cfg(feature = "mimalloc")]
-        // SAFETY: asks the allocator to give back what it holds freed.
-        unsafe {
-            libmimalloc_sys::mi_collect(true)
-        };
+        crate::memory::purge_freed();
     }
 
     fn resident(&self) -> u64 {

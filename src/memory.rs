@@ -43,17 +43,12 @@ const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 /// a run with memory to spare.
 pub fn tune_allocator() {
     #[cfg(feature = "mimalloc")]
-    // SAFETY: sets one of the allocator's options; called before any thread
-    // starts.
-    unsafe {
-        libmimalloc_sys::mi_option_set(
-            MI_OPTION_PURGE_DELAY,
-            std::env::var("WEBEVO_PURGE_DELAY")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0),
-        );
-    }
+    set_purge_delay(
+        std::env::var("WEBEVO_PURGE_DELAY")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+    );
     if std::env::var_os("WEBEVO_HUGE_PAGES").is_some_and(|v| v == "1") {
         return;
     }
@@ -79,6 +74,15 @@ pub fn set_purge_delay(ms: i64) {
     // SAFETY: sets one of the allocator's options, which mimalloc reads
     // afresh each time it schedules a purge.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, ms as std::os::raw::c_long) };
+}
+
+/// Asks mimalloc to give back what it holds freed: the calling thread's
+/// heap, and every arena's purges that are scheduled (those only while the
+/// purge delay is positive; see [`crate::freed_hold`]).
+#[cfg(feature = "mimalloc")]
+pub fn purge_freed() {
+    // SAFETY: asks the allocator to give back what it holds freed.
+    unsafe { libmimalloc_sys::mi_collect(true) };
 }
 
 /// The highest peak seen before any reset, so resets never hide the run's peak.
